@@ -1,0 +1,40 @@
+#!/bin/bash
+# Build one stage's kernel module out of tree against the workshop kernel.
+# Usage: build-stage.sh steps|solutions NN-name [--strict]
+#   --strict: warnings are errors (solutions are held warning-free), and clippy
+#   runs too (CLIPPY=1).
+# Prints the compiler's own messages, without Kbuild's noise; the module ends
+# up in build/modules/<tree>/<stage>/.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+TREE=$1 STAGE=$2 STRICT=${3:-}
+KDIR=$(current_kdir)
+[ -n "$KDIR" ] && [ -f "$KDIR/.rkw-complete" ] || die "no workshop kernel yet: run 'make setup' first"
+[ -d "$REPO/$TREE/$STAGE" ] || die "no such stage folder: $TREE/$STAGE"
+OUT="$REPO/build/modules/$TREE/$STAGE"
+LOG="$OUT.log"
+mkdir -p "$OUT"
+
+args=(-C "$KDIR" M="$REPO" MO="$OUT" STAGE_DIR="$TREE/$STAGE")
+# shellcheck disable=SC2207
+args+=($(kmake_args))
+[ -n "$STRICT" ] && args+=(CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver)
+
+if ! make "${args[@]}" modules >"$LOG" 2>&1; then
+	echo "--- $TREE/$STAGE does not build. The compiler said:" >&2
+	# Keep the compiler's diagnostics, drop make's recursion and progress lines.
+	grep -vE '^make(\[[0-9]+\])?: |^  (RUSTC|CC|LD|MODPOST|AR|CLIPPY)( \[M\])? |^  [A-Z]+ +' "$LOG" >&2 || cat "$LOG" >&2
+	echo "--- (full log: ${LOG#"$REPO"/})" >&2
+	exit 1
+fi
+if grep -qE '^(warning|error)(\[[A-Za-z0-9_]+\])?:|: warning:' "$LOG"; then
+	if [ -n "$STRICT" ]; then
+		echo "--- $TREE/$STAGE builds, but with warnings (solutions must be warning-free):" >&2
+		grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2
+		exit 1
+	fi
+	echo "--- $TREE/$STAGE builds, with warnings:" >&2
+	grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2
+fi
+find "$OUT" -name '*.ko' -printf '%P\n'

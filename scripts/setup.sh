@@ -1,0 +1,179 @@
+#!/bin/bash
+# make setup: install the toolchain, fetch and build the workshop kernel,
+# decide KVM or TCG. Idempotent: every part checks first and skips when done.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+mkdir -p "$CACHE/logs" "$TOOLS"
+T_ALL=$(date +%s)
+timed() { # timed LABEL CMD...: run a part, report how long it took
+	local label=$1 t0
+	shift
+	t0=$(date +%s)
+	"$@"
+	note "$label: $(($(date +%s) - t0)) s"
+}
+
+as_root() {
+	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
+}
+
+# ---- 1. Debian packages ------------------------------------------------------
+DEB_PACKAGES=(
+	rustc-web rust-web-src cargo-web # the kernel's Rust compiler + core source
+	rust-web-clippy rustfmt-web        # CLIPPY=1 and rustfmt of the same release
+	"clang$LLVM_SUFFIX" "lld$LLVM_SUFFIX" "llvm$LLVM_SUFFIX" "libclang$LLVM_SUFFIX-dev"
+	make bc bison flex libelf-dev libssl-dev cpio lz4 xz-utils kmod
+	qemu-system-x86 python3-venv udev # virtme-ng's guest init needs udev
+	fio nvme-cli diod                 # tools of the NVMe and 9P stages
+	gcc g++ git ca-certificates       # cargo install, fuzzing
+)
+apt_packages() {
+	local missing=()
+	for p in "${DEB_PACKAGES[@]}"; do
+		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
+	done
+	if [ ${#missing[@]} -gt 0 ]; then
+		note "installing: ${missing[*]}"
+		as_root apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list, then re-run make setup"
+		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
+			>"$CACHE/logs/apt.log" 2>&1 ||
+			die "apt-get install failed (log: $CACHE/logs/apt.log); the last lines:
+$(tail -5 "$CACHE/logs/apt.log")"
+	fi
+	local have
+	have=$(dpkg-query -W -f='${Version}' rustc-web)
+	case "$have" in
+	"$RUSTC_DEB_SERIES"*) ;;
+	*) die "rustc-web is $have, this workshop needs $RUSTC_DEB_SERIES.x (versions.env)" ;;
+	esac
+	[ "$have" = "$RUSTC_DEB_TESTED" ] || note "rustc-web $have (tested with $RUSTC_DEB_TESTED): a security update; the kernel will be rebuilt for it"
+	note "rustc: $("$RUSTC" --version)"
+}
+
+# ---- 2. crates.io tools (bindgen, mdbook) -------------------------------------
+cargo_tool() { # cargo_tool CRATE VERSION BINARY
+	local crate=$1 ver=$2 bin=$3 root
+	root="$TOOLS/$bin-$ver"
+	[ -x "$root/bin/$bin" ] && return 0
+	note "cargo install $crate@$ver (a few minutes, once)"
+	# Debian's cargo + rustc, never whatever rustup put first on PATH.
+	RUSTC=$RUSTC CARGO_TARGET_DIR="$CACHE/cargo-target" \
+		"$CARGO" install --locked --quiet --root "$root" "$crate@$ver" >"$CACHE/logs/cargo-$crate.log" 2>&1 ||
+		die "cargo install $crate@$ver failed (log: $CACHE/logs/cargo-$crate.log): is crates.io reachable? Re-run make setup to retry."
+}
+crate_tools() {
+	cargo_tool bindgen-cli "$BINDGEN_VERSION" bindgen
+	cargo_tool mdbook "$MDBOOK_VERSION" mdbook
+	rm -rf "$CACHE/cargo-target"
+}
+
+# ---- 3. virtme-ng from PyPI, in a private venv --------------------------------
+virtme() {
+	[ -x "$VENV/bin/vng" ] && return 0
+	note "pip install virtme-ng==$VIRTME_NG_VERSION"
+	rm -rf "$VENV"
+	python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_VERSION" >"$CACHE/logs/pip.log" 2>&1 ||
+		{
+			rm -rf "$VENV"
+			die "pip install virtme-ng==$VIRTME_NG_VERSION failed (log: $CACHE/logs/pip.log): is PyPI reachable? Re-run make setup."
+		}
+}
+
+# ---- 4. linux-source-7.3 from Debian, without touching the host's apt sources -
+APT_DIR="$CACHE/apt"
+APT_OPTS=(-o "Dir::Etc::sourcelist=$APT_DIR/sources.list" -o Dir::Etc::sourceparts=-
+	-o "Dir::State::Lists=$APT_DIR/lists" -o "Dir::Cache=$APT_DIR/cache" -o APT::Get::List-Cleanup=0)
+kernel_source() {
+	mkdir -p "$APT_DIR/lists/partial" "$APT_DIR/cache/archives/partial" "$CACHE/src"
+	echo "deb [signed-by=/usr/share/keyrings/debian-archive-keyring.gpg] $KERNEL_DEB_MIRROR $KERNEL_DEB_SUITE main" \
+		>"$APT_DIR/sources.list"
+	local pkg="linux-source-$KERNEL_SERIES" ver
+	if apt-get "${APT_OPTS[@]}" -qq update >"$CACHE/logs/apt-kernel.log" 2>&1; then
+		ver=$(apt-cache "${APT_OPTS[@]}" policy "$pkg" | awk '/Candidate:/ {print $2}')
+	fi
+	if [ -z "${ver:-}" ] || [ "$ver" = "(none)" ]; then
+		# Offline, or Debian moved on: use what we already have.
+		ver=$(cat "$CACHE/src/current-version" 2>/dev/null || true)
+		[ -n "$ver" ] || die "cannot find $pkg in Debian $KERNEL_DEB_SUITE (log: $CACHE/logs/apt-kernel.log)"
+		note "package index unreachable: using the cached $pkg $ver"
+	fi
+	[ "$ver" = "$KERNEL_DEB_TESTED" ] || note "Debian now has $pkg $ver (tested: $KERNEL_DEB_TESTED); using it"
+	KSRC="$CACHE/src/linux-source-$ver"
+	if [ ! -f "$KSRC/.rkw-extracted" ]; then
+		local deb
+		(cd "$CACHE/src" && apt-get "${APT_OPTS[@]}" -qq download "$pkg=$ver") >>"$CACHE/logs/apt-kernel.log" 2>&1 ||
+			die "downloading $pkg=$ver failed (log: $CACHE/logs/apt-kernel.log); re-run make setup to retry"
+		deb=$(ls "$CACHE/src/${pkg}_"*.deb | head -1)
+		note "unpacking $(basename "$deb")"
+		rm -rf "$KSRC" "$CACHE/src/tmp"
+		mkdir -p "$CACHE/src/tmp" "$KSRC"
+		dpkg-deb -x "$deb" "$CACHE/src/tmp"
+		tar -xf "$CACHE/src/tmp/usr/src/$pkg.tar.xz" -C "$KSRC" --strip-components=1
+		rm -rf "$CACHE/src/tmp" "$deb"
+		touch "$KSRC/.rkw-extracted"
+	fi
+	echo "$ver" >"$CACHE/src/current-version"
+	KVER=$ver
+}
+
+# ---- 5. configure and build the kernel -----------------------------------------
+kernel_build() {
+	local key out
+	key=$(kernel_key "$KVER")
+	out="$CACHE/kernel/$key"
+	if [ -f "$out/.rkw-complete" ]; then
+		note "cached kernel: $out"
+	else
+		[ -z "${KDIR:-}" ] || die "KDIR=$KDIR has no finished build; unset KDIR to let setup build one"
+		mkdir -p "$out"
+		note "building the kernel in $out"
+		note "(10-12 min on 2 cores; log: $CACHE/logs/kernel-build.log)"
+		local t0
+		t0=$(date +%s)
+		# shellcheck disable=SC2046
+		make -s -C "$KSRC" $(kmake_args) rustavailable >"$CACHE/logs/kernel-build.log" 2>&1 ||
+			die "the kernel does not accept this Rust toolchain:
+$(tail -5 "$CACHE/logs/kernel-build.log")"
+		"$REPO/scripts/kernel-config.sh" "$KSRC" "$out"
+		# shellcheck disable=SC2046
+		if ! make -C "$KSRC" O="$out" $(kmake_args) -j"$(nproc)" bzImage modules \
+			>>"$CACHE/logs/kernel-build.log" 2>&1; then
+			grep -E 'error|Error' "$CACHE/logs/kernel-build.log" | tail -15 >&2
+			die "the kernel build failed (log: $CACHE/logs/kernel-build.log); re-run make setup to continue it"
+		fi
+		echo "$(($(date +%s) - t0))" >"$out/.rkw-build-seconds"
+		touch "$out/.rkw-complete"
+		note "kernel built in $(cat "$out/.rkw-build-seconds") s"
+	fi
+	echo "$out" >"$CACHE/current-kernel"
+}
+
+# ---- 6. KVM or TCG: decided by booting, not by the presence of /dev/kvm -------
+accel() {
+	local kdir
+	kdir=$(current_kdir)
+	if [ -f "$kdir/.rkw-accel" ]; then
+		note "VM acceleration: $(cat "$kdir/.rkw-accel") (decided earlier; rm $kdir/.rkw-accel to probe again)"
+		return
+	fi
+	local mode=tcg why="no /dev/kvm"
+	if [ -w /dev/kvm ]; then
+		why="/dev/kvm is there but a test boot failed (e.g. a PVM hypervisor that only runs patched guests)"
+		if RKW_ACCEL=kvm RKW_VM_TIMEOUT=60 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
+			grep -q RKW-BOOT-OK "$CACHE/logs/kvm-probe.log"; then
+			mode=kvm why="a test boot under KVM worked"
+		fi
+	fi
+	echo "$mode" >"$kdir/.rkw-accel"
+	if [ "$mode" = kvm ]; then note "VM acceleration: KVM ($why)"; else note "VM acceleration: TCG, software emulation ($why)"; fi
+}
+
+say "make setup (cache: $CACHE)"
+timed "Debian packages" apt_packages
+timed "crates.io tools" crate_tools
+timed "virtme-ng" virtme
+timed "kernel source" kernel_source
+timed "kernel build" kernel_build
+timed "KVM probe" accel
+say "setup done in $(($(date +%s) - T_ALL)) s: kernel $(current_kdir)"

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Boot the workshop kernel in a virtme-ng VM (the host's root file system,
+# read-only, with a writable overlay) with a stage's devices attached.
+#
+# Usage: vm.sh [--stage NN-name] [--exec CMD | --shell SCRIPT | --probe]
+#   --exec CMD     run CMD as root in the guest and exit with its status
+#   --shell SCRIPT an interactive root shell that first runs SCRIPT
+#   --probe        boot, print RKW-BOOT-OK, power off (KVM detection)
+# Environment: RKW_ACCEL=kvm|tcg (default: what `make setup` measured),
+#   RKW_VM_TIMEOUT=seconds (default 600; a hung guest is killed),
+#   RKW_VM_LOG=file (QEMU's NVMe error traces go to FILE.nvme-trace).
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+STAGE="" MODE=shell CMD="" SCRIPT=""
+while [ $# -gt 0 ]; do
+	case "$1" in
+	--stage) STAGE=$2 && shift ;;
+	--exec) MODE=exec CMD=$2 && shift ;;
+	--shell) MODE=shell SCRIPT=$2 && shift ;;
+	--probe) MODE=exec CMD="echo RKW-BOOT-OK" ;;
+	*) die "vm.sh: unknown argument $1" ;;
+	esac
+	shift
+done
+
+KDIR=$(current_kdir)
+[ -n "$KDIR" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no workshop kernel yet: run 'make setup' first"
+[ -x "$VENV/bin/vng" ] || die "virtme-ng is not installed: run 'make setup' first"
+
+ACCEL=${RKW_ACCEL:-$(cat "$KDIR/.rkw-accel" 2>/dev/null || echo tcg)}
+TIMEOUT=${RKW_VM_TIMEOUT:-600}
+
+# The C nvme driver would grab QEMU's NVMe controller before our module can:
+# keep it from autoloading (tests that compare with it load it by hand).
+APPEND="modprobe.blacklist=nvme panic_on_warn=0"
+VNG=(vng --run "$KDIR" --user root --force-9p --cpus 2 --memory 2G --append "$APPEND")
+[ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
+
+# ---- the stage's devices ---------------------------------------------------
+DEVICES=""
+if [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]; then
+	# shellcheck disable=SC1090
+	DEVICES=$(. "$REPO/tests/$STAGE/stage.env" && echo "${DEVICES:-}")
+fi
+QEMU_OPTS=()
+for dev in $DEVICES; do
+	case "$dev" in
+	nvme) # QEMU's NVMe controller with a 64 MiB namespace in RAM-backed tmpfs
+		img=$(mktemp /dev/shm/rkw-nvme-XXXXXX.img)
+		trap 'rm -f "$img"' EXIT
+		truncate -s 64M "$img"
+		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"
+		mkdir -p "$(dirname "$trace")"
+		: >"$trace"
+		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm,format=raw -device nvme,serial=rkw0001,drive=nvm"
+			"-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace")
+		;;
+	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
+	esac
+done
+for o in "${QEMU_OPTS[@]}"; do VNG+=("--qemu-opts=$o"); done
+
+case "$MODE" in
+exec) VNG+=(--exec "$CMD") ;;
+shell) [ -z "$SCRIPT" ] || VNG+=(--shell "$SCRIPT") ;;
+esac
+
+[ "$ACCEL" = kvm ] || note "VM under TCG (software emulation): a boot takes 10-50 s" >&2
+cd "$REPO"
+export PATH="$VENV/bin:$PATH"
+if [ "$MODE" = exec ]; then
+	rc=0
+	timeout -k 10 "$TIMEOUT" "${VNG[@]}" </dev/null || rc=$?
+	[ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "RKW:vm-timeout the VM did not finish within $TIMEOUT s and was killed"
+	exit $rc
+else
+	exec "${VNG[@]}"
+fi

@@ -1,0 +1,150 @@
+# The stage-test library. Stage tests (tests/NN-name/test.sh) source it and
+# run as root inside the workshop VM. Every check prints one line the host
+# counts:
+#     RKW:ok <what was checked>
+#     RKW:not-ok <what was checked>
+# followed, on failure, by "#   " lines: what went wrong, a hint, a dmesg
+# excerpt.
+# shellcheck shell=bash
+
+: "${MODULE:?stage.env must set MODULE}"
+: "${KO:?the runner must set KO, the path of the module to test}"
+
+RKW_PASS=0
+RKW_FAIL=0
+RKW_MARK=""
+RKW_HINT=""
+
+# ---- results -------------------------------------------------------------------
+pass() {
+	RKW_PASS=$((RKW_PASS + 1))
+	echo "RKW:ok $1"
+}
+
+# fail DESC [DETAIL...]: record a failed check, with details and the hint.
+fail() {
+	RKW_FAIL=$((RKW_FAIL + 1))
+	echo "RKW:not-ok $1"
+	shift
+	local line
+	for line in "$@"; do
+		[ -n "$line" ] && printf '%s\n' "$line" | sed 's/^/#   /'
+	done
+	[ -n "$RKW_HINT" ] && echo "#   hint: $RKW_HINT"
+	RKW_HINT=""
+	return 0
+}
+
+# hint TEXT: shown if the next check fails.
+hint() { RKW_HINT=$1; }
+
+# ---- the kernel log --------------------------------------------------------------
+# mark: later dmesg checks only look at what the kernel logs after this.
+mark() {
+	RKW_MARK="RKW-MARK-$$-$RANDOM$RANDOM"
+	echo "$RKW_MARK" >/dev/kmsg
+}
+
+# dmesg_since_mark: the kernel log since the last mark, without timestamps.
+dmesg_since_mark() {
+	dmesg | sed -n "/$RKW_MARK/,\$p" | sed -e '1d' -e 's/^\[ *[0-9.]*\] //'
+}
+
+excerpt() { # the last lines of the log since the mark, for failure reports
+	echo "dmesg since the check began:"
+	dmesg_since_mark | tail -n "${1:-15}" | sed 's/^/  /'
+}
+
+# ---- checks ----------------------------------------------------------------------
+# check DESC CMD...: passes when CMD succeeds.
+check() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc -eq 0 ]; then pass "$desc"; else fail "$desc" "\`$*\` exited with $rc: $out" "$(excerpt 10)"; fi
+	return $rc
+}
+
+# check_fails DESC CMD...: passes when CMD fails.
+check_fails() {
+	local desc=$1 out rc=0
+	shift
+	out=$("$@" 2>&1) || rc=$?
+	if [ $rc -ne 0 ]; then pass "$desc"; else fail "$desc" "\`$*\` succeeded, it should have failed: $out"; fi
+}
+
+# expect_dmesg DESC REGEX: the kernel logged a line matching REGEX since the mark.
+expect_dmesg() {
+	if dmesg_since_mark | grep -qE -- "$2"; then
+		pass "$1"
+	else
+		fail "$1" "expected a kernel log line matching: $2" "$(excerpt)"
+	fi
+}
+
+# expect_no_dmesg DESC REGEX: the kernel logged no line matching REGEX.
+expect_no_dmesg() {
+	if dmesg_since_mark | grep -qE -- "$2"; then
+		fail "$1" "unexpected kernel log line matching $2:" "$(dmesg_since_mark | grep -E -- "$2" | head -5)"
+	else
+		pass "$1"
+	fi
+}
+
+# ---- the module --------------------------------------------------------------------
+# load [PARAM=VALUE...]: insmod the module under test.
+load() {
+	check "insmod $MODULE $*" insmod "$KO" "$@"
+}
+
+# unload: rmmod it.
+unload() {
+	check "rmmod $MODULE" rmmod "$MODULE"
+}
+
+loaded() { grep -q "^$MODULE " /proc/modules; }
+
+# reload_twice: load and unload twice more; leaks and double-init bugs show here.
+reload_twice() {
+	local i
+	for i in 1 2; do
+		mark
+		if insmod "$KO" "$@" 2>/dev/null && rmmod "$MODULE" 2>/dev/null; then
+			pass "load + unload again (round $i)"
+		else
+			fail "load + unload again (round $i)" "$(excerpt)"
+			loaded && rmmod -f "$MODULE" 2>/dev/null
+			return 0
+		fi
+	done
+}
+
+# ---- the kernel's health ---------------------------------------------------------
+# Reports that mean the module under test broke the kernel.
+RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at'
+
+# kernel_is_clean: no oops, warning, KASAN or lockdep report since the stage
+# began, and no taint other than "out-of-tree module" (O) or "unsigned" (E).
+kernel_is_clean() {
+	local reports taint
+	reports=$(dmesg | sed -n "/$RKW_STAGE_MARK/,\$p" | grep -E -- "$RKW_BAD" | head -5)
+	taint=$(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192)))
+	if [ -z "$reports" ] && [ "$taint" -eq 0 ]; then
+		pass "kernel log has no oops, warning, KASAN or lockdep report; no taint"
+	else
+		fail "kernel log has no oops, warning, KASAN or lockdep report; no taint" \
+			"taint flags (besides O/E): $taint" "reports:" "$reports" \
+			"$(dmesg | sed -n "/$RKW_STAGE_MARK/,\$p" | grep -B2 -A12 -m1 -E -- "$RKW_BAD")"
+	fi
+}
+
+# finish: the closing line of this tree's run (the runner adds the health check).
+finish() {
+	loaded && rmmod "$MODULE" 2>/dev/null
+	kernel_is_clean
+	echo "RKW:done $RKW_PASS $RKW_FAIL"
+}
+
+RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
+echo "$RKW_STAGE_MARK" >/dev/kmsg
+mark
