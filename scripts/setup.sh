@@ -107,9 +107,10 @@ kernel_source() {
 		deb=$(ls "$CACHE/src/${pkg}_"*.deb | head -1)
 		note "unpacking $(basename "$deb")"
 		rm -rf "$KSRC" "$CACHE/src/tmp"
-		mkdir -p "$CACHE/src/tmp" "$KSRC"
+		mkdir -p "$CACHE/src/tmp"
 		dpkg-deb -x "$deb" "$CACHE/src/tmp"
-		tar -xf "$CACHE/src/tmp/usr/src/$pkg.tar.xz" -C "$KSRC" --strip-components=1
+		tar -xf "$CACHE/src/tmp/usr/src/$pkg.tar.xz" -C "$CACHE/src/tmp"
+		mv "$CACHE/src/tmp/$pkg" "$KSRC"
 		rm -rf "$CACHE/src/tmp" "$deb"
 		touch "$KSRC/.rkw-extracted"
 	fi

@@ -1,0 +1,56 @@
+#!/usr/bin/python3
+"""Drive /dev/rmisc's ioctls and error paths from user space (stage 03 test).
+
+Usage: rmisc_ctl.py clear | len | capacity | unknown | bad-pointer-ioctl | bad-pointer-write
+Prints the value (len, capacity) or the errno name of the failure.
+"""
+import ctypes
+import errno
+import fcntl
+import os
+import struct
+import sys
+
+
+def _ioc(direction, kind, nr, size):
+    return (direction << 30) | (size << 16) | (ord(kind) << 8) | nr
+
+
+RMISC_CLEAR = _ioc(0, "r", 0x01, 0)
+RMISC_GET_LEN = _ioc(2, "r", 0x02, 8)
+RMISC_GET_CAPACITY = _ioc(2, "r", 0x03, 8)
+RMISC_UNKNOWN = _ioc(0, "r", 0x7F, 0)
+
+
+def main(cmd):
+    fd = os.open("/dev/rmisc", os.O_RDWR)
+    try:
+        if cmd == "clear":
+            fcntl.ioctl(fd, RMISC_CLEAR)
+            print("ok")
+        elif cmd in ("len", "capacity"):
+            req = RMISC_GET_LEN if cmd == "len" else RMISC_GET_CAPACITY
+            print(struct.unpack("Q", fcntl.ioctl(fd, req, bytes(8)))[0])
+        elif cmd == "unknown":
+            fcntl.ioctl(fd, RMISC_UNKNOWN)
+            print("ok")
+        elif cmd == "bad-pointer-ioctl":
+            # An integer argument is passed to the kernel as it is: address 16.
+            fcntl.ioctl(fd, RMISC_GET_LEN, 16)
+            print("ok")
+        elif cmd == "bad-pointer-write":
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+            if libc.write(fd, 16, 100) < 0:
+                raise OSError(ctypes.get_errno(), "write")
+            print("ok")
+        else:
+            sys.exit(f"unknown command {cmd}")
+    except OSError as e:
+        print(errno.errorcode.get(e.errno, str(e.errno)))
+        sys.exit(1)
+    finally:
+        os.close(fd)
+
+
+main(sys.argv[1])
