@@ -1,0 +1,21 @@
+//! Host-side tests of the workshop stages' shared, `core`-only code.
+//!
+//! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
+//! for each stage with such code, so the tests below exercise the files the
+//! kernel modules include, from `solutions/` or (`RKW_TREE=steps`) `steps/`.
+//! The stage modules keep their items `pub(crate)` (as a kernel module
+//! needs), which is why the tests live inside this crate; the few `pub`
+//! functions here are for the fuzz targets and the benchmark.
+
+include!(concat!(env!("OUT_DIR"), "/stages.rs"));
+
+pub mod p9_harness;
+
+#[cfg(test)]
+mod p9_crosscheck;
+#[cfg(test)]
+mod p9_kernel_lints;
+#[cfg(test)]
+mod p9_proptest;
+#[cfg(test)]
+mod p9_vectors;
