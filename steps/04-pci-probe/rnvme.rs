@@ -1,0 +1,128 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 04: a PCI driver for QEMU's NVMe controller that maps its registers
+//! and decodes its capabilities.
+//!
+//! How to run: `make run STEP=04` boots the VM with `-device nvme`; the
+//! module binds to it (PCI ID 1b36:0010) and logs what the controller can do.
+//! Check your work with `make check STEP=04`.
+
+use kernel::{
+    device::Core,
+    io::Io,
+    pci,
+    prelude::*, //
+};
+
+mod regs;
+mod spec;
+
+use regs::BAR0_SIZE;
+use spec::Cap;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// The registers: unmapped (and the region released) when dropped.
+    bar: Bar0<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        // TODO: Bring the controller's registers within reach:
+        // - turn on memory decoding (`pdev.enable_device_mem()?`) and bus
+        //   mastering (`pdev.set_master()`);
+        // - map BAR0: `pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?`;
+        // - read CAP, 64 bits at `regs::CAP` (`bar.try_read64(..)?`), and
+        //   decode it with `Cap::from_raw`; read VS with `bar.read(regs::VS)`;
+        // - log them with `log_identity`, refuse a controller without the NVM
+        //   command set (ENODEV, see `Cap::supports_nvm`), and return
+        //   `Ok(RNvme { pdev, bar, cap })`.
+        let _ = (pdev, log_identity);
+        Err::<RNvme<'b>, _>(ENOSYS)
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(_pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        // Nothing to quiesce yet: the controller was never enabled. The
+        // mapping is released when `RNvme` is dropped, right after this.
+        dev_info!(this.pdev, "unbinding (MQES was {})\n", this.cap.mqes);
+    }
+    // ANCHOR_END: unbind
+}
+
+/// Logs what the controller says about itself (the test compares these
+/// lines with the registers as user space sees them).
+fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
+    dev_info!(
+        pdev,
+        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
+        vs.mjr().get(),
+        vs.mnr().get(),
+        vs.ter().get(),
+        u16::from(pdev.vendor_id()),
+        pdev.device_id()
+    );
+    dev_info!(
+        pdev,
+        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
+        cap.mqes,
+        cap.max_queue_entries(),
+        cap.cqr,
+        cap.dstrd,
+        cap.doorbell_stride()
+    );
+    dev_info!(
+        pdev,
+        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
+        cap.to,
+        cap.timeout_ms(),
+        cap.css,
+        cap.supports_nvm(),
+        cap.mpsmin,
+        cap.min_page_size(),
+        cap.mpsmax,
+        cap.max_page_size()
+    );
+}
+
+impl Drop for RNvme<'_> {
+    fn drop(&mut self) {
+        // Reading VS once more shows the mapping is still valid here.
+        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+    }
+}
+
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 04: PCI probe of an NVMe controller",
+    license: "GPL",
+}

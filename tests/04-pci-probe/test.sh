@@ -1,0 +1,36 @@
+#!/bin/bash
+# Stage 04 test (runs in the VM): rnvme binds to QEMU's NVMe controller, logs
+# CAP and VS as the controller itself reports them, and survives unbind/bind
+# and unload.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nvme-lib.sh"
+
+hint "probe must enable the device, map BAR0 and return Ok(RNvme { .. })"
+load || { finish; exit; }
+check "rnvme is bound to the NVMe controller $BDF" bound_to_us
+
+# What the controller itself says, read from user space through sysfs.
+mapfile -t want < <(python3 "$(dirname "$0")/nvme_regs.py" "$BDF")
+hint "read VS with bar.read(regs::VS) and log major.minor.tertiary"
+expect_dmesg "logs the NVMe version the controller reports" "^rnvme $BDF: ${want[0]}\$"
+hint "Cap::from_raw: check each field's bit range against the NVMe spec (CAP, section 3.1.1)"
+expect_dmesg "logs CAP.MQES, CQR and DSTRD as the controller reports them" "^rnvme $BDF: $(sed 's/[().]/\\&/g' <<<"${want[1]}")\$"
+expect_dmesg "logs CAP.TO, CSS, MPSMIN and MPSMAX as the controller reports them" "^rnvme $BDF: $(sed 's/[().]/\\&/g' <<<"${want[2]}")\$"
+
+hint "unbind must not fail, and the data must be dropped after it"
+for round in 1 2; do
+	mark
+	echo "$BDF" >/sys/bus/pci/drivers/rnvme/unbind
+	check_fails "unbind via sysfs (round $round)" bound_to_us
+	expect_dmesg "unbind logs and releases the controller (round $round)" "^rnvme $BDF: released"
+	mark
+	echo "$BDF" >/sys/bus/pci/drivers/rnvme/bind
+	check "bind via sysfs probes again (round $round)" bound_to_us
+	expect_dmesg "probe logs the version again (round $round)" "^rnvme $BDF: ${want[0]}\$"
+done
+
+mark
+unload
+expect_dmesg "rmmod with the device bound unbinds it first" "^rnvme $BDF: unbinding"
+reload_twice
+finish

@@ -1,0 +1,25 @@
+# Helpers for the NVMe stages' tests (sourced after lib.sh).
+# shellcheck shell=bash
+
+# nvme_bdf: the PCI address of QEMU's NVMe controller (1b36:0010).
+nvme_bdf() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		if [ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ]; then
+			basename "$d"
+			return 0
+		fi
+	done
+	return 1
+}
+
+# bound_to_us: the controller is bound to our driver.
+bound_to_us() {
+	[ "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver" 2>/dev/null)")" = "$MODULE" ]
+}
+
+BDF=$(nvme_bdf) || {
+	fail "the VM has QEMU's NVMe controller (1b36:0010)" "no such PCI device: is DEVICES=nvme in stage.env?"
+	finish
+	exit 1
+}
