@@ -16,6 +16,8 @@ mod p9_crosscheck;
 #[cfg(test)]
 mod p9_kernel_lints;
 #[cfg(test)]
+mod p9_model;
+#[cfg(test)]
 mod p9_proptest;
 #[cfg(test)]
 mod p9_vectors;
