@@ -116,6 +116,7 @@ pub(crate) struct ReaddirOutcome {
 }
 
 // ANCHOR: encode_rreaddir
+// ANCHOR: encode_rreaddir_signature
 /// Encodes `size[4] Rreaddir tag[2] count[4] data[count]` into `buf`, with as
 /// many of `entries` as fit both in `count` bytes of data and in `buf`.
 ///
@@ -132,6 +133,7 @@ pub(crate) fn encode_rreaddir<'e, I>(
 ) -> Result<ReaddirOutcome, Error>
 where
     I: IntoIterator<Item = Dirent<'e>>,
+    // ANCHOR_END: encode_rreaddir_signature
 {
     // TODO (exercise 2): encode `size[4] Rreaddir tag[2] count[4] data[count]`.
     // - Make a `Writer::new(buf)` and start the frame with
