@@ -4,6 +4,8 @@
 #                               VM, load the module, give you a root shell
 #   make run STEP=01 FROM=solutions   the same with the reference solution
 #   make run STEP=01 CMD='dmesg'      run a command instead of a shell
+#   make run STEP=01 DEBUG=1    on the debug kernel (KASAN, lockdep, ...),
+#                               which make check and make test always use
 #   make check STEP=01          test your steps/01-* and explain what fails
 #   make test [STEP=01]         the full suite: every solution passes, every
 #                               skeleton fails, host tests, the book
@@ -22,9 +24,9 @@ REPO := $(dir $(abspath $(lastword $(MAKEFILE_LIST))))
 FROM ?= steps
 export KDIR
 
-# STEP=1, STEP=01 or STEP=01-hello all name tests/01-hello
-stage = $(notdir $(patsubst %/,%,$(firstword $(wildcard $(REPO)tests/$(shell printf '%02d' $$((10\#$(firstword $(subst -, ,$(STEP)))))  2>/dev/null)-*/))))
-need_step = $(if $(STEP),$(if $(stage),,$(error no stage $(STEP): see tests/)),$(error say which stage: STEP=NN))
+# STEP=1, STEP=01 or STEP=01-hello all name stage 01 (scripts/common.sh
+# resolves it); FROM=steps|solutions picks the tree.
+need_step = $(if $(STEP),,$(error say which stage, e.g. STEP=01 (see tests/)))
 
 .PHONY: ensure-setup help setup build run check test book bench fuzz clean
 help:
@@ -39,24 +41,24 @@ ensure-setup:
 
 build: ensure-setup
 	$(need_step)
-	@$(REPO)scripts/build-stage.sh $(FROM) $(stage)
+	@$(REPO)scripts/build-stage.sh $(FROM) $(STEP)
 
 run: ensure-setup
 	$(need_step)
-	@$(REPO)scripts/run.sh $(FROM) $(stage) $(if $(CMD),--exec "$(CMD)")
+	@RKW_FLAVOUR=$(if $(filter-out 0,$(DEBUG)),debug,fast) $(REPO)scripts/run.sh $(FROM) $(STEP) $(if $(CMD),--exec "$(CMD)")
 
 check: ensure-setup
 	$(need_step)
-	@$(REPO)scripts/test.sh --learner $(firstword $(subst -, ,$(stage)))
+	@$(REPO)scripts/test.sh --learner $(STEP)
 
 test: ensure-setup
-	@$(REPO)scripts/test.sh $(if $(STEP),$(firstword $(subst -, ,$(stage))))
+	@$(REPO)scripts/test.sh $(STEP)
 
 book: ensure-setup
 	@$(REPO)scripts/book.sh
 
 bench: ensure-setup
-	@$(REPO)scripts/bench.sh $(if $(STEP),$(stage))
+	@$(REPO)scripts/bench.sh $(STEP)
 
 fuzz:
 	@$(REPO)scripts/fuzz.sh $(FUZZ_SECONDS)

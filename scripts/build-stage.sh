@@ -4,19 +4,22 @@
 #   --strict: warnings are errors (solutions are held warning-free), and clippy
 #   runs too (CLIPPY=1).
 # Prints the compiler's own messages, without Kbuild's noise; the module ends
-# up in build/modules/<tree>/<stage>/.
+# up in build/modules-<flavour>/<tree>/<stage>/ (RKW_FLAVOUR, default debug).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-TREE=$1 STAGE=$2 STRICT=${3:-}
+TREE=$1 STAGE=$(stage_name "$2") STRICT=${3:-}
 KDIR=$(current_kdir)
-[ -n "$KDIR" ] && [ -f "$KDIR/.rkw-complete" ] || die "no workshop kernel yet: run 'make setup' first"
+[ -n "$KDIR" ] && [ -f "$KDIR/Module.symvers" ] || die "no workshop kernel yet: run 'make setup' first"
 [ -d "$REPO/$TREE/$STAGE" ] || die "no such stage folder: $TREE/$STAGE"
-OUT="$REPO/build/modules/$TREE/$STAGE"
+# Kbuild mirrors STAGE_DIR under MO: the module lands in
+# build/modules-$FLAVOUR/$TREE/$STAGE/.
+MO="$MODULES_DIR"
+OUT="$MO/$TREE/$STAGE"
 LOG="$OUT.log"
 mkdir -p "$OUT"
 
-args=(-C "$KDIR" M="$REPO" MO="$OUT" STAGE_DIR="$TREE/$STAGE")
+args=(-C "$KDIR" M="$REPO" MO="$MO" STAGE_DIR="$TREE/$STAGE")
 # shellcheck disable=SC2207
 args+=($(kmake_args))
 [ -n "$STRICT" ] && args+=(CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver)
@@ -37,4 +40,4 @@ if grep -qE '^(warning|error)(\[[A-Za-z0-9_]+\])?:|: warning:' "$LOG"; then
 	echo "--- $TREE/$STAGE builds, with warnings:" >&2
 	grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2
 fi
-find "$OUT" -name '*.ko' -printf '%P\n'
+find "$OUT" -name '*.ko' -printf "${OUT#"$REPO"/}/%P\n"

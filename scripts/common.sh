@@ -12,7 +12,14 @@ RUSTC=/usr/bin/rustc
 CARGO=/usr/bin/cargo
 BINDGEN="$TOOLS/bindgen-$BINDGEN_VERSION/bin/bindgen"
 MDBOOK="$TOOLS/mdbook-$MDBOOK_VERSION/bin/mdbook"
-FRAGMENT="$REPO/kernel/workshop.config"
+# Kernel flavours: `fast` (workshop.config) for `make run`, `debug`
+# (+ debug.config: KASAN, lockdep, ...) for `make test` and `make check`.
+FLAVOUR=${RKW_FLAVOUR:-debug}
+case "$FLAVOUR" in fast | debug) ;; *) echo "RKW_FLAVOUR must be fast or debug" >&2 && exit 1 ;; esac
+fragments() { # fragments FLAVOUR: the config fragments of a flavour, in order
+	echo "$REPO/kernel/workshop.config"
+	[ "$1" = fast ] || echo "$REPO/kernel/$1.config"
+}
 
 say() { printf '\033[1m==> %s\033[0m\n' "$*" >&2; }
 note() { printf '    %s\n' "$*" >&2; }
@@ -23,23 +30,39 @@ die() {
 
 # The kernel build is keyed by kernel version, config fragment and compiler:
 # a rustc security update must give a new kernel, or modules will not load.
-kernel_key() {
-	local kver=$1 frag rustc
-	frag=$(sha256sum "$FRAGMENT" "$REPO/scripts/kernel-config.sh" | sha256sum | cut -c1-12)
+kernel_key() { # kernel_key KVER FLAVOUR
+	local kver=$1 flavour=$2 frag rustc
+	# shellcheck disable=SC2046
+	frag=$(cat $(fragments "$flavour") "$REPO/scripts/kernel-config.sh" | sha256sum | cut -c1-12)
 	rustc=$("$RUSTC" --version | sha256sum | cut -c1-8)
-	echo "linux-$kver-cfg$frag-rustc$rustc"
+	echo "linux-${kver//[~+]/_}-$flavour-cfg$frag-rustc$rustc"
 }
 
-# Where the current kernel build lives (KDIR overrides); empty if none yet.
-current_kdir() {
+# Where the current kernel build of FLAVOUR lives (KDIR overrides); empty
+# if none yet.
+current_kdir() { # current_kdir [FLAVOUR]
+	local f=${1:-$FLAVOUR}
 	if [ -n "${KDIR:-}" ]; then
 		echo "$KDIR"
-	elif [ -f "$CACHE/current-kernel" ]; then
-		cat "$CACHE/current-kernel"
+	elif [ -f "$CACHE/current-kernel-$f" ]; then
+		cat "$CACHE/current-kernel-$f"
 	fi
 }
+
+# Modules are built per flavour: a module only loads into its own kernel.
+MODULES_DIR="$REPO/build/modules-$FLAVOUR"
 
 # Arguments for every kernel/module build: the one place RUSTC etc. are set.
 kmake_args() {
 	echo "ARCH=x86_64 LLVM=$LLVM_SUFFIX RUSTC=$RUSTC HOSTRUSTC=$RUSTC BINDGEN=$BINDGEN"
+}
+
+# stage_name 1|01|01-hello: the stage's folder name (01-hello), or fail.
+stage_name() {
+	local n=${1%%-*} d
+	[[ "$n" =~ ^[0-9]+$ ]] || die "not a stage number: $1 (try STEP=01)"
+	for d in "$REPO"/tests/"$(printf '%02d' "$((10#$n))")"-*/; do
+		[ -d "$d" ] && basename "$d" && return 0
+	done
+	die "there is no stage $1 (see the folders in tests/)"
 }

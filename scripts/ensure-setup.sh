@@ -6,10 +6,14 @@ set -euo pipefail
 
 ready() {
 	[ -x "$RUSTC" ] && [ -x "$BINDGEN" ] && [ -x "$MDBOOK" ] && [ -x "$VENV/bin/vng" ] || return 1
-	[ -n "${KDIR:-}" ] && { [ -f "$KDIR/.rkw-complete" ] || die "KDIR=$KDIR is not a finished kernel build"; } && return 0
+	[ -f "$CACHE/accel" ] || return 1
+	[ -z "${KDIR:-}" ] || return 0 # setup.sh checks a KDIR of yours once; trust it after that
 	local kver
 	kver=$(cat "$CACHE/src/current-version" 2>/dev/null) || return 1
-	[ "$(current_kdir)" = "$CACHE/kernel/$(kernel_key "$kver")" ] && [ -f "$(current_kdir)/.rkw-complete" ] &&
-		[ -f "$(current_kdir)/.rkw-accel" ]
+	local f
+	for f in fast debug; do
+		[ "$(current_kdir $f)" = "$CACHE/kernel/$(kernel_key "$kver" $f)" ] &&
+			[ -f "$CACHE/kernel/$(kernel_key "$kver" $f)/.rkw-complete" ] || return 1
+	done
 }
 ready || "$REPO/scripts/setup.sh"

@@ -5,16 +5,16 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-TREE=$1 STAGE=$2
+TREE=$1 STAGE=$(stage_name "$2")
 shift 2
 CMD=""
 [ "${1:-}" = --exec ] && CMD=$2
 
-say "building $TREE/$STAGE"
+say "building $TREE/$STAGE for the $FLAVOUR kernel"
 "$REPO/scripts/build-stage.sh" "$TREE" "$STAGE" >/dev/null
 # shellcheck disable=SC1090
 . "$REPO/tests/$STAGE/stage.env"
-KO=$(find "$REPO/build/modules/$TREE/$STAGE" -name "$MODULE.ko" | head -1)
+KO=$(find "$MODULES_DIR/$TREE/$STAGE" -name "$MODULE.ko" | head -1)
 
 # What the guest runs first: load the module and show what it logged.
 BOOT="$REPO/build/run-$STAGE.sh"

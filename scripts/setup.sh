@@ -119,54 +119,59 @@ kernel_source() {
 }
 
 # ---- 5. configure and build the kernel -----------------------------------------
-kernel_build() {
+kernel_build() { # kernel_build FLAVOUR
+	local flavour=$1
+	if [ -n "${KDIR:-}" ]; then
+		[ -f "$KDIR/Module.symvers" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ] ||
+			die "KDIR=$KDIR is not a built kernel tree (no Module.symvers or bzImage); build it with CONFIG_RUST=y, or unset KDIR"
+		note "using your kernel: KDIR=$KDIR"
+		return
+	fi
 	local key out
-	key=$(kernel_key "$KVER")
+	key=$(kernel_key "$KVER" "$flavour")
 	out="$CACHE/kernel/$key"
 	if [ -f "$out/.rkw-complete" ]; then
-		note "cached kernel: $out"
+		note "cached $flavour kernel: $out"
 	else
-		[ -z "${KDIR:-}" ] || die "KDIR=$KDIR has no finished build; unset KDIR to let setup build one"
 		mkdir -p "$out"
-		note "building the kernel in $out"
-		note "(10-12 min on 2 cores; log: $CACHE/logs/kernel-build.log)"
+		note "building the $flavour kernel in $out"
+		note "(9-12 min on 2 cores; log: $CACHE/logs/kernel-build-$flavour.log)"
 		local t0
 		t0=$(date +%s)
 		# shellcheck disable=SC2046
-		make -s -C "$KSRC" $(kmake_args) rustavailable >"$CACHE/logs/kernel-build.log" 2>&1 ||
+		make -s -C "$KSRC" $(kmake_args) rustavailable >"$CACHE/logs/kernel-build-$flavour.log" 2>&1 ||
 			die "the kernel does not accept this Rust toolchain:
-$(tail -5 "$CACHE/logs/kernel-build.log")"
-		"$REPO/scripts/kernel-config.sh" "$KSRC" "$out"
+$(tail -5 "$CACHE/logs/kernel-build-$flavour.log")"
+		# shellcheck disable=SC2046
+		"$REPO/scripts/kernel-config.sh" "$KSRC" "$out" $(fragments "$flavour")
 		# shellcheck disable=SC2046
 		if ! make -C "$KSRC" O="$out" $(kmake_args) -j"$(nproc)" bzImage modules \
-			>>"$CACHE/logs/kernel-build.log" 2>&1; then
-			grep -E 'error|Error' "$CACHE/logs/kernel-build.log" | tail -15 >&2
-			die "the kernel build failed (log: $CACHE/logs/kernel-build.log); re-run make setup to continue it"
+			>>"$CACHE/logs/kernel-build-$flavour.log" 2>&1; then
+			grep -E 'error|Error' "$CACHE/logs/kernel-build-$flavour.log" | tail -15 >&2
+			die "the kernel build failed (log: $CACHE/logs/kernel-build-$flavour.log); re-run make setup to continue it"
 		fi
 		echo "$(($(date +%s) - t0))" >"$out/.rkw-build-seconds"
 		touch "$out/.rkw-complete"
 		note "kernel built in $(cat "$out/.rkw-build-seconds") s"
 	fi
-	echo "$out" >"$CACHE/current-kernel"
+	echo "$out" >"$CACHE/current-kernel-$flavour"
 }
 
 # ---- 6. KVM or TCG: decided by booting, not by the presence of /dev/kvm -------
 accel() {
-	local kdir
-	kdir=$(current_kdir)
-	if [ -f "$kdir/.rkw-accel" ]; then
-		note "VM acceleration: $(cat "$kdir/.rkw-accel") (decided earlier; rm $kdir/.rkw-accel to probe again)"
+	if [ -f "$CACHE/accel" ]; then
+		note "VM acceleration: $(cat "$CACHE/accel") (decided earlier; rm $CACHE/accel to probe again)"
 		return
 	fi
 	local mode=tcg why="no /dev/kvm"
 	if [ -w /dev/kvm ]; then
 		why="/dev/kvm is there but a test boot failed (e.g. a PVM hypervisor that only runs patched guests)"
-		if RKW_ACCEL=kvm RKW_VM_TIMEOUT=60 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
+		if RKW_FLAVOUR=fast RKW_ACCEL=kvm RKW_VM_TIMEOUT=60 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
 			grep -q RKW-BOOT-OK "$CACHE/logs/kvm-probe.log"; then
 			mode=kvm why="a test boot under KVM worked"
 		fi
 	fi
-	echo "$mode" >"$kdir/.rkw-accel"
+	echo "$mode" >"$CACHE/accel"
 	if [ "$mode" = kvm ]; then note "VM acceleration: KVM ($why)"; else note "VM acceleration: TCG, software emulation ($why)"; fi
 }
 
@@ -174,7 +179,8 @@ say "make setup (cache: $CACHE)"
 timed "Debian packages" apt_packages
 timed "crates.io tools" crate_tools
 timed "virtme-ng" virtme
-timed "kernel source" kernel_source
-timed "kernel build" kernel_build
+[ -n "${KDIR:-}" ] || timed "kernel source" kernel_source
+timed "kernel build (fast)" kernel_build fast
+timed "kernel build (debug)" kernel_build debug
 timed "KVM probe" accel
-say "setup done in $(($(date +%s) - T_ALL)) s: kernel $(current_kdir)"
+say "setup done in $(($(date +%s) - T_ALL)) s: kernels $(current_kdir fast) and $(current_kdir debug)"

@@ -26,50 +26,48 @@ notok() {
 	[ -z "${2:-}" ] || printf '%s\n' "$2" | sed 's/^/     /'
 }
 
-# The stages to test: all, or those whose number is in STEPS.
+# The stages to test: all, or the ones named on the command line.
 stages() {
-	local d n
-	for d in "$REPO"/tests/[0-9][0-9]-*/; do
-		d=$(basename "$d")
-		n=${d%%-*}
-		if [ ${#STEPS[@]} -eq 0 ] || [[ " ${STEPS[*]} " == *" $n "* ]] || [[ " ${STEPS[*]} " == *" $((10#$n)) "* ]]; then
-			echo "$d"
-		fi
-	done
+	local d
+	if [ ${#STEPS[@]} -gt 0 ]; then
+		for d in "${STEPS[@]}"; do stage_name "$d"; done
+	else
+		for d in "$REPO"/tests/[0-9][0-9]-*/; do basename "$d"; done
+	fi
 }
 
-# count TREE LOG: "pass fail ended" of one tree's run in a VM log.
+# count STAGE TREE LOG: "pass fail ended" of one tree's run in a VM log.
 count() {
-	awk -v t="$1" '
-		$0 == "RKW:begin " t { on = 1; next }
-		$0 == "RKW:end " t { on = 0; ended = 1; next }
+	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '
+		$0 == b { on = 1; next }
+		$0 == e { on = 0; ended = 1; next }
 		on && /^RKW:ok / { p++ }
 		on && /^RKW:not-ok / { f++ }
-		END { printf "%d %d %d\n", p, f, ended }' "$2"
+		END { printf "%d %d %d\n", p, f, ended }' "$3"
 }
 
-# details TREE LOG: the failed checks of one tree, with their explanations.
+# details STAGE TREE LOG: the failed checks of one tree, with their explanations.
 details() {
-	awk -v t="$1" '
-		$0 == "RKW:begin " t { on = 1; next }
-		$0 == "RKW:end " t { on = 0; next }
+	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '
+		$0 == b { on = 1; next }
+		$0 == e { on = 0; next }
 		on && /^RKW:not-ok / { show = 1; sub(/^RKW:not-ok /, "x "); print; next }
 		on && /^RKW:ok / { show = 0; next }
-		on && show && /^#/ { print }' "$2"
+		on && show && /^#/ { print }' "$3"
 }
 
-# The stage's guest-side results, for one tree; $1 = solutions|steps.
+# judge STAGE TREE LOG: the stage's guest-side results for one tree.
 judge() {
 	local stage=$1 tree=$2 log=$3 p f ended
-	read -r p f ended < <(count "$tree" "$log")
+	read -r p f ended < <(count "$stage" "$tree" "$log")
 	local total=$((p + f))
 	if [ "$tree" = solutions ]; then
 		if [ "$ended" = 1 ] && [ "$f" = 0 ] && [ "$p" -gt 0 ]; then
 			ok "$stage: solution passes its test ($p/$total checks)"
 		elif [ "$ended" != 1 ]; then
-			notok "$stage: solution passes its test (the VM run did not finish)" "$(grep -E 'RKW:vm-timeout|Kernel panic|BUG:|Oops' "$log" | head -5; tail -20 "$log")"
+			notok "$stage: solution passes its test (its VM run did not finish)" "$(grep -E 'RKW:vm-timeout|RKW:stop|Kernel panic|BUG:|Oops' "$log" | head -5; tail -20 "$log")"
 		else
-			notok "$stage: solution passes its test ($f of $total checks fail)" "$(details "$tree" "$log")"
+			notok "$stage: solution passes its test ($f of $total checks fail)" "$(details "$stage" "$tree" "$log")"
 		fi
 	else
 		if [ "$f" -gt 0 ] || [ "$ended" != 1 ]; then
@@ -99,8 +97,12 @@ host_stage() {
 	fi
 }
 
-# ---- a stage tested in the VM ----------------------------------------------------------
-vm_stage() {
+# ---- stages tested in the VM -------------------------------------------------------
+# Build every stage's trees first, then test them all in as few boots as
+# possible: one, unless a test leaves the kernel tainted, in which case a
+# fresh VM takes the stages that remain.
+VM_RUNS=() # "NN-name:tree,tree" for guest-run.sh
+build_stage() {
 	local stage=$1 trees=() out
 	if [ -z "$LEARNER" ]; then
 		if out=$("$REPO/scripts/build-stage.sh" solutions "$stage" --strict 2>&1); then
@@ -117,43 +119,66 @@ vm_stage() {
 		fi
 	else
 		say "building steps/$stage"
-		"$REPO/scripts/build-stage.sh" steps "$stage" >/dev/null || {
+		if ! "$REPO/scripts/build-stage.sh" steps "$stage" >/dev/null; then
 			notok "$stage: your module builds" "Fix the compiler errors above, then run 'make check STEP=${stage%%-*}' again."
 			return
-		}
+		fi
 		ok "$stage: your module builds"
 		trees=(steps)
 	fi
-	[ ${#trees[@]} -gt 0 ] || return
-	local log="$LOGS/$stage.log"
-	[ -n "$LEARNER" ] && say "booting the VM and running tests/$stage/test.sh"
-	local t0=$SECONDS
-	RKW_VM_LOG="$LOGS/$stage" "$REPO/scripts/vm.sh" --stage "$stage" \
-		--exec "bash tests/guest-run.sh $stage ${trees[*]}" >"$log" 2>&1
-	echo "$((SECONDS - t0))" >"$LOGS/$stage.seconds"
-	if [ -s "$LOGS/$stage.nvme-trace" ]; then
-		notok "$stage: QEMU's NVMe model reported no protocol errors" "$(head -10 "$LOGS/$stage.nvme-trace")"
-	elif grep -q '^DEVICES=.*nvme' "$REPO/tests/$stage/stage.env"; then
-		ok "$stage: QEMU's NVMe model reported no protocol errors"
-	fi
-	if [ -n "$LEARNER" ]; then
-		learner_report "$stage" "$log"
-		return
-	fi
-	local tree
-	for tree in solutions steps; do
-		[[ " ${trees[*]} " == *" $tree "* ]] && judge "$stage" "$tree" "$log"
+	[ ${#trees[@]} -eq 0 ] || VM_RUNS+=("$stage:$(
+		IFS=,
+		echo "${trees[*]}"
+	)")
+}
+
+run_vms() {
+	local log="$LOGS/vm.log" pending=("${VM_RUNS[@]}") boot=0 devices=""
+	: >"$log" # appended to: vng writes stdout and stderr through separate opens
+	local r
+	for r in "${pending[@]}"; do
+		devices+=" $(. "$REPO/tests/${r%%:*}/stage.env" && echo "${DEVICES:-}")"
+	done
+	devices=$(tr ' ' '\n' <<<"$devices" | sort -u | xargs)
+	while [ ${#pending[@]} -gt 0 ]; do
+		boot=$((boot + 1))
+		[ -n "$LEARNER" ] && say "booting the VM and running the test"
+		local t0=$SECONDS
+		RKW_VM_LOG="$LOGS/vm-$boot" "$REPO/scripts/vm.sh" --devices "$devices" \
+			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$log" 2>&1
+		echo "boot $boot: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
+		# Keep the stages this boot did not reach; drop the one it was in
+		# when it stopped (its results stand as they are).
+		local rest=() started=""
+		for r in "${pending[@]}"; do
+			if grep -q "^RKW:begin ${r%%:*} " "$log"; then started=${r%%:*}; else rest+=("$r"); fi
+		done
+		[ ${#rest[@]} -lt ${#pending[@]} ] || break # no progress at all: give up
+		pending=("${rest[@]}")
+	done
+}
+
+judge_vms() {
+	local log="$LOGS/vm.log" r stage tree trees
+	for r in "${VM_RUNS[@]}"; do
+		stage=${r%%:*}
+		if [ -n "$LEARNER" ]; then
+			learner_report "$stage" "$log"
+			continue
+		fi
+		trees=${r#*:}
+		for tree in ${trees//,/ }; do judge "$stage" "$tree" "$log"; done
 	done
 }
 
 # make check: every check of the learner's run, with what went wrong and a hint.
 learner_report() {
 	local stage=$1 log=$2
-	if ! grep -q '^RKW:end steps' "$log"; then
+	if ! grep -q "^RKW:end $stage steps" "$log"; then
 		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped early; its last lines:"; tail -25 "$log")"
 		return
 	fi
-	awk '/^RKW:begin steps/ { on = 1; next } /^RKW:end steps/ { on = 0 } on' "$log" |
+	awk -v b="RKW:begin $stage steps" -v e="RKW:end $stage steps" '$0 == b { on = 1; next } $0 == e { on = 0 } on' "$log" |
 		while IFS= read -r line; do
 			case "$line" in
 			RKW:ok\ *) printf '\033[32m  ✓\033[0m %s\n' "${line#RKW:ok }" ;;
@@ -162,22 +187,27 @@ learner_report() {
 			esac
 		done
 	local p f ended
-	read -r p f ended < <(count steps "$log")
+	read -r p f ended < <(count "$stage" steps "$log")
 	if [ "$f" = 0 ]; then ok "$stage: all $p checks pass"; else notok "$stage: $f of $((p + f)) checks fail (details above; full VM log: ${log#"$REPO"/})"; fi
 }
 
 # ---- the whole run -----------------------------------------------------------------
 KDIR=$(current_kdir)
-[ -n "$KDIR" ] && [ -f "$KDIR/.rkw-complete" ] || die "no workshop kernel yet: run 'make setup' first"
+[ -n "$KDIR" ] && [ -f "$KDIR/Module.symvers" ] || die "no workshop kernel yet: run 'make setup' first"
 
-for stage in $(stages); do
+STAGES=$(stages) || exit 2
+for stage in $STAGES; do
 	# shellcheck disable=SC1090
 	if (. "$REPO/tests/$stage/stage.env" && [ "${VM:-yes}" = no ]); then
 		host_stage "$stage"
 	else
-		vm_stage "$stage"
+		build_stage "$stage"
 	fi
 done
+if [ ${#VM_RUNS[@]} -gt 0 ]; then
+	run_vms
+	judge_vms
+fi
 
 if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	# Host-side tests of the stages' pure logic, and the book.

@@ -2,7 +2,7 @@
 # Boot the workshop kernel in a virtme-ng VM (the host's root file system,
 # read-only, with a writable overlay) with a stage's devices attached.
 #
-# Usage: vm.sh [--stage NN-name] [--exec CMD | --shell SCRIPT | --probe]
+# Usage: vm.sh [--stage NN-name | --devices "nvme ..."] [--exec CMD | --shell SCRIPT | --probe]
 #   --exec CMD     run CMD as root in the guest and exit with its status
 #   --shell SCRIPT an interactive root shell that first runs SCRIPT
 #   --probe        boot, print RKW-BOOT-OK, power off (KVM detection)
@@ -12,13 +12,14 @@
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
-STAGE="" MODE=shell CMD="" SCRIPT=""
+STAGE="" MODE=shell CMD="" SCRIPT="" DEVICES_OVERRIDE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
 	--stage) STAGE=$2 && shift ;;
 	--exec) MODE=exec CMD=$2 && shift ;;
 	--shell) MODE=shell SCRIPT=$2 && shift ;;
 	--probe) MODE=exec CMD="echo RKW-BOOT-OK" ;;
+	--devices) DEVICES_OVERRIDE=$2 && shift ;;
 	*) die "vm.sh: unknown argument $1" ;;
 	esac
 	shift
@@ -28,18 +29,23 @@ KDIR=$(current_kdir)
 [ -n "$KDIR" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no workshop kernel yet: run 'make setup' first"
 [ -x "$VENV/bin/vng" ] || die "virtme-ng is not installed: run 'make setup' first"
 
-ACCEL=${RKW_ACCEL:-$(cat "$KDIR/.rkw-accel" 2>/dev/null || echo tcg)}
+ACCEL=${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}
 TIMEOUT=${RKW_VM_TIMEOUT:-600}
 
 # The C nvme driver would grab QEMU's NVMe controller before our module can:
 # keep it from autoloading (tests that compare with it load it by hand).
 APPEND="modprobe.blacklist=nvme panic_on_warn=0"
-VNG=(vng --run "$KDIR" --user root --force-9p --cpus 2 --memory 2G --append "$APPEND")
+# The guest's root is the host's, over 9p. virtme-ng mounts it uncached,
+# which makes every exec slow under TCG; the host's files do not change
+# while the VM runs (modules are built before it boots), so let the guest
+# cache them. What must be read live (QEMU's trace) gets an uncached mount.
+APPEND+=" rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose"
+VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${RKW_VM_CPUS:-2}" --memory "${RKW_VM_MEMORY:-2G}" --append "$APPEND")
 [ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
 
 # ---- the stage's devices ---------------------------------------------------
-DEVICES=""
-if [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]; then
+DEVICES=$DEVICES_OVERRIDE
+if [ -z "$DEVICES" ] && [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]; then
 	# shellcheck disable=SC1090
 	DEVICES=$(. "$REPO/tests/$STAGE/stage.env" && echo "${DEVICES:-}")
 fi
@@ -55,12 +61,16 @@ for dev in $DEVICES; do
 		: >"$trace"
 		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm,format=raw -device nvme,serial=rkw0001,drive=nvm"
 			"-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace")
+		VNG+=("--rodir=$(dirname "$trace")")
 		;;
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
 	esac
 done
 for o in "${QEMU_OPTS[@]}"; do VNG+=("--qemu-opts=$o"); done
 
+# Tell the guest where QEMU's NVMe trace is, so tests can check it live.
+[ -z "${trace:-}" ] || CMD="export RKW_NVME_TRACE=$trace; $CMD"
+CMD="export RKW_FLAVOUR=$FLAVOUR; $CMD"
 case "$MODE" in
 exec) VNG+=(--exec "$CMD") ;;
 shell) [ -z "$SCRIPT" ] || VNG+=(--shell "$SCRIPT") ;;

@@ -1,25 +1,40 @@
 #!/bin/bash
-# Runs inside the VM: test one stage's module(s), one tree after the other,
-# all in one boot. Usage: guest-run.sh NN-name TREE...
-# Output: RKW:begin TREE, the test's RKW:ok / RKW:not-ok lines, RKW:end TREE.
+# Runs inside the VM: test stages' modules, one tree after the other, all in
+# one boot. Usage: guest-run.sh NN-name:tree[,tree]...
+# Output per stage and tree: RKW:begin STAGE TREE, the test's RKW:ok /
+# RKW:not-ok lines, RKW:end STAGE TREE. If a test left the kernel tainted (an
+# oops, a warning), the rest would be judged on a broken kernel: print
+# RKW:stop and end, and the host boots a fresh VM for the remaining stages.
 cd "$(dirname "$0")/.." || exit 1
-STAGE=$1
-shift
-# shellcheck disable=SC1090
-. "tests/$STAGE/stage.env"
-export MODULE
+export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
+
+# Taint bits that do not mean trouble: O (out-of-tree module), E (unsigned).
+tainted() { [ $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))) -ne 0 ]; }
 
 echo "RKW:guest-up $(uname -r)"
-for tree in "$@"; do
-	echo "RKW:begin $tree"
-	KO=$(find "build/modules/$tree/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
-	if [ -z "$KO" ]; then
-		echo "RKW:not-ok $MODULE.ko was built"
-	else
-		KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-300}" bash "tests/$STAGE/test.sh" "$tree" ||
-			echo "RKW:not-ok the test script finished (exit status $?)"
-	fi
-	# A module the test left behind would spoil the next tree's run.
-	grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
-	echo "RKW:end $tree"
+for arg in "$@"; do
+	STAGE=${arg%%:*}
+	# shellcheck disable=SC1090
+	MODULE=$(. "tests/$STAGE/stage.env" && echo "$MODULE")
+	RKW_STAGE_DEVICES=$(. "tests/$STAGE/stage.env" && echo "${DEVICES:-}")
+	export MODULE RKW_STAGE_DEVICES
+	trees=${arg#*:}
+	for t in ${trees//,/ }; do
+		if tainted; then
+			echo "RKW:stop kernel tainted ($(cat /proc/sys/kernel/tainted)) before $STAGE $t"
+			exit 0
+		fi
+		echo "RKW:begin $STAGE $t"
+		KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
+		if [ -z "$KO" ]; then
+			echo "RKW:not-ok $MODULE.ko was built"
+		else
+			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-300}" bash "tests/$STAGE/test.sh" "$t" ||
+				echo "RKW:not-ok the test script finished (exit status $?)"
+		fi
+		# A module the test left behind would spoil the next run.
+		grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
+			echo "RKW:end $STAGE $t"
+	done
 done
+echo "RKW:all-done"

@@ -138,13 +138,30 @@ kernel_is_clean() {
 	fi
 }
 
-# finish: the closing line of this tree's run (the runner adds the health check).
+# nvme_trace_is_clean: QEMU's NVMe model logged no error or undefined-
+# behaviour trace (pci_nvme_err_*, pci_nvme_ub_*) since this test began.
+# The VM runner points RKW_NVME_TRACE at QEMU's trace file, which the guest
+# reads live through the host's file system.
+nvme_trace_lines() { [ -r "${RKW_NVME_TRACE:-}" ] && wc -l <"$RKW_NVME_TRACE" || echo 0; }
+nvme_trace_is_clean() {
+	local new
+	new=$(tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null | head -10)
+	if [ -z "$new" ]; then
+		pass "QEMU's NVMe model reported no protocol errors"
+	else
+		fail "QEMU's NVMe model reported no protocol errors" "QEMU's trace (the model says what the driver did wrong):" "$new"
+	fi
+}
+
+# finish: the closing checks of this tree's run.
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
 	kernel_is_clean
+	[[ " ${RKW_STAGE_DEVICES:-} " == *" nvme "* ]] && nvme_trace_is_clean
 	echo "RKW:done $RKW_PASS $RKW_FAIL"
 }
 
+RKW_TRACE_START=$(nvme_trace_lines)
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg
 mark
