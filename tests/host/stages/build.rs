@@ -17,22 +17,35 @@ fn main() {
         .join("../../..")
         .canonicalize()
         .expect("tests/host/stages is three levels below the repository");
-    let p9 = repo.join(&tree).join("14-9p-protocol/p9.rs");
-    if !p9.exists() {
-        panic!("{} does not exist", p9.display());
-    }
+    let stage_file = |rel: &str| {
+        let file = repo.join(&tree).join(rel);
+        if !file.exists() {
+            panic!("{} does not exist", file.display());
+        }
+        file.display().to_string()
+    };
+    let p9 = stage_file("14-9p-protocol/p9.rs");
+    let params_config = stage_file("02-params/config.rs");
+    let nvme_spec = stage_file("04-pci-probe/spec.rs");
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("stages.rs");
     let code = format!(
         "/// Which tree these tests were built from.\n\
          pub const TREE: &str = {tree:?};\n\
          /// The repository the tree is in.\n\
          pub const REPO: &str = {repo:?};\n\
+         /// Stage 02: rparams' parameter checks, `{tree}/02-params/config.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {params_config:?}]\n\
+         pub mod params_config;\n\
+         /// Stage 04: NVMe CAP decoding, `{tree}/04-pci-probe/spec.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_spec:?}]\n\
+         pub mod nvme_spec;\n\
          /// Stage 14: the 9P2000.L codec, `{tree}/14-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\
          pub mod p9;\n",
         repo = repo.display().to_string(),
-        p9 = p9.display().to_string(),
     );
     fs::write(out, code).expect("write stages.rs");
 }

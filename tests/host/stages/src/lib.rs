@@ -1,4 +1,6 @@
-//! Host-side tests of the workshop stages' shared, `core`-only code.
+//! Host-side tests of the workshop stages' shared, `core`-only code: stage
+//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding
+//! (`nvme_*`) and stage 14's 9P codec (`p9_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -12,6 +14,10 @@ include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 pub mod p9_harness;
 
 #[cfg(test)]
+mod nvme_proptest;
+#[cfg(test)]
+mod nvme_vectors;
+#[cfg(test)]
 mod p9_crosscheck;
 #[cfg(test)]
 mod p9_kernel_lints;
@@ -21,3 +27,7 @@ mod p9_model;
 mod p9_proptest;
 #[cfg(test)]
 mod p9_vectors;
+#[cfg(test)]
+mod params_proptest;
+#[cfg(test)]
+mod params_vectors;
