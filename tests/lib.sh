@@ -153,6 +153,21 @@ nvme_trace_is_clean() {
 	fi
 }
 
+# expect_nvme_trace DESC REGEX: QEMU's NVMe model logged at least one trace
+# line since the last check, and every one matches REGEX: a fault the test
+# provoked on purpose, confirmed by the device itself. They are then no
+# longer counted against nvme_trace_is_clean.
+expect_nvme_trace() {
+	local new
+	new=$(tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null)
+	if [ -n "$new" ] && ! grep -qvE -- "$2" <<<"$new"; then
+		pass "$1"
+	else
+		fail "$1" "expected QEMU trace lines matching $2, got:" "${new:-none}"
+	fi
+	RKW_TRACE_START=$(nvme_trace_lines)
+}
+
 # finish: the closing checks of this tree's run.
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null

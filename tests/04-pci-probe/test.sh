@@ -10,7 +10,7 @@ load || { finish; exit; }
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us
 
 # What the controller itself says, read from user space through sysfs.
-mapfile -t want < <(python3 "$(dirname "$0")/nvme_regs.py" "$BDF")
+mapfile -t want < <(python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" identity)
 hint "read VS with bar.read(regs::VS) and log major.minor.tertiary"
 expect_dmesg "logs the NVMe version the controller reports" "^rnvme $BDF: ${want[0]}\$"
 hint "Cap::from_raw: check each field's bit range against the NVMe spec (CAP, section 3.1.1)"

@@ -1,0 +1,210 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 05: reset QEMU's NVMe controller: disable it, give it admin queue
+//! memory, enable it, honouring its timeout.
+//!
+//! How to run: `make run STEP=05` boots the VM with `-device nvme`; the
+//! module binds to it (PCI ID 1b36:0010), resets and enables it.
+
+use kernel::{
+    device::Core,
+    dma::{
+        Coherent,
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    pci,
+    prelude::*, //
+};
+
+mod controller;
+mod regs;
+mod spec;
+
+use regs::BAR0_SIZE;
+use spec::Cap;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Entries in each admin queue.
+const ADMIN_DEPTH: u16 = 32;
+/// Bytes of an admin submission queue entry (a command).
+const SQE_SIZE: usize = 64;
+/// Bytes of an admin completion queue entry.
+const CQE_SIZE: usize = 16;
+/// The memory page size the driver uses: 4 KiB.
+const PAGE_SHIFT: u32 = 12;
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// The registers: unmapped (and the region released) when dropped.
+    bar: Bar0<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+    /// Admin submission queue memory. The controller may read it while it
+    /// is enabled: `unbind` disables it before this is freed.
+    _asq: Coherent<[u8]>,
+    /// Admin completion queue memory, written by the controller.
+    _acq: Coherent<[u8]>,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        // Memory decoding on, and let the device master the bus (DMA, later).
+        pdev.enable_device_mem()?;
+        pdev.set_master();
+        let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
+
+        let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
+        let vs = bar.read(regs::VS);
+        log_identity(pdev, &cap, &vs);
+        // ANCHOR_END: probe
+        if !cap.supports_nvm() {
+            dev_err!(pdev, "the NVM command set is not supported\n");
+            return Err(ENODEV);
+        }
+
+        // ANCHOR: reset
+        // SAFETY: Nothing else allocates or maps DMA memory for this device
+        // while it probes, and no allocation exists yet.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        let asq = Coherent::<u8>::zeroed_slice(pdev.as_ref(), usize::from(ADMIN_DEPTH) * SQE_SIZE, GFP_KERNEL)?;
+        let acq = Coherent::<u8>::zeroed_slice(pdev.as_ref(), usize::from(ADMIN_DEPTH) * CQE_SIZE, GFP_KERNEL)?;
+
+        // Whatever state firmware or a previous driver left: start disabled.
+        controller::disable(pdev.as_ref(), &bar, &cap)?;
+        let page_shift = match module_parameters::fault.value() {
+            // For the test: a page size beyond CAP.MPSMAX, which a correct
+            // driver never asks for. The controller refuses to start.
+            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+            // For the test: wait for a ready state that never comes (the
+            // controller is disabled), which must end in ETIMEDOUT.
+            2 => {
+                controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                return Err(EINVAL);
+            }
+            _ => PAGE_SHIFT,
+        };
+        if let Err(e) = controller::enable(
+            pdev.as_ref(),
+            &bar,
+            &cap,
+            asq.dma_address(),
+            acq.dma_address(),
+            ADMIN_DEPTH,
+            page_shift,
+        ) {
+            // It may have started: stop it before the queue memory is freed.
+            let _ = controller::disable(pdev.as_ref(), &bar, &cap);
+            return Err(e);
+        }
+        dev_info!(
+            pdev,
+            "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
+            ADMIN_DEPTH,
+            asq.dma_address(),
+            acq.dma_address()
+        );
+        // ANCHOR_END: reset
+
+        Ok(RNvme {
+            pdev,
+            bar,
+            cap,
+            _asq: asq,
+            _acq: acq,
+        })
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        dev_info!(this.pdev, "unbinding (MQES was {})\n", this.cap.mqes);
+        // Stop the controller before `RNvme` is dropped, right after this:
+        // that frees the queue memory, which it must no longer touch.
+        match controller::disable(pdev.as_ref(), &this.bar, &this.cap) {
+            Ok(()) => dev_info!(this.pdev, "controller disabled\n"),
+            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
+        }
+    }
+    // ANCHOR_END: unbind
+}
+
+/// Logs what the controller says about itself (the test compares these
+/// lines with the registers as user space sees them).
+fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
+    dev_info!(
+        pdev,
+        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
+        vs.mjr().get(),
+        vs.mnr().get(),
+        vs.ter().get(),
+        pdev.vendor_id().as_raw(),
+        pdev.device_id()
+    );
+    dev_info!(
+        pdev,
+        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
+        cap.mqes,
+        cap.max_queue_entries(),
+        cap.cqr,
+        cap.dstrd,
+        cap.doorbell_stride()
+    );
+    dev_info!(
+        pdev,
+        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
+        cap.to,
+        cap.timeout_ms(),
+        cap.css,
+        cap.supports_nvm(),
+        cap.mpsmin,
+        cap.min_page_size(),
+        cap.mpsmax,
+        cap.max_page_size()
+    );
+}
+
+impl Drop for RNvme<'_> {
+    fn drop(&mut self) {
+        // Reading VS once more shows the mapping is still valid here.
+        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+    }
+}
+
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 05: NVMe controller reset",
+    license: "GPL",
+    params: {
+        fault: u32 {
+            default: 0,
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes",
+        },
+    },
+}

@@ -1,0 +1,101 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Controller reset: disable, program the admin queue, enable.
+
+use kernel::{
+    device::Device,
+    dma::DmaAddress,
+    io::{
+        poll::read_poll_timeout,
+        Io, //
+    },
+    prelude::*,
+    time::Delta, //
+};
+
+use crate::{
+    regs::{
+        self,
+        AQA,
+        CC,
+        CSTS, //
+    },
+    spec::Cap,
+    Bar0,
+};
+
+// ANCHOR: wait
+/// Waits until CSTS.RDY equals `ready`, for at most CAP.TO.
+///
+/// Fails with `ETIMEDOUT` if the controller takes longer, and with `EIO` if
+/// it reports fatal status (CSTS.CFS) instead: then RDY would never change.
+fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
+    let timeout = Delta::from_millis(i64::from(cap.timeout_ms()));
+    let csts = read_poll_timeout(
+        || Ok(bar.read(CSTS)),
+        |csts| csts.rdy() == ready || csts.cfs(),
+        Delta::from_millis(1),
+        timeout,
+    )
+    .inspect_err(|_| {
+        dev_err!(
+            dev,
+            "controller not {} after {} ms (CAP.TO)\n",
+            if ready { "ready" } else { "disabled" },
+            cap.timeout_ms()
+        )
+    })?;
+    if csts.cfs() {
+        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY={}\n", ready);
+        return Err(EIO);
+    }
+    Ok(())
+}
+// ANCHOR_END: wait
+
+// ANCHOR: disable
+/// Disables the controller (CC.EN = 0) and waits until it has stopped.
+///
+/// Afterwards it does no DMA and ignores its doorbells: this must happen
+/// before the queue memory it was given is freed.
+pub(crate) fn disable(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
+    // TODO: Read CC; if CC.EN is set, write CC back with EN cleared
+    // (`bar.read(CC)`, `cc.en()`, `cc.with_en(false)`, `bar.write_reg(..)`).
+    // Then wait until CSTS.RDY is 0: `wait_ready(dev, bar, cap, false)`.
+    let _ = (dev, bar, cap);
+    Err(ENOSYS)
+}
+// ANCHOR_END: disable
+
+// ANCHOR: enable
+/// Tells the controller where the admin queues are and enables it.
+///
+/// `depth` is the number of entries of each admin queue; `page_shift` the
+/// memory page size to use (log2, at least 12).
+pub(crate) fn enable(
+    dev: &Device,
+    bar: &Bar0<'_>,
+    cap: &Cap,
+    asq: DmaAddress,
+    acq: DmaAddress,
+    depth: u16,
+    page_shift: u32,
+) -> Result {
+    // TODO: Enable the controller, in this order (NVMe 1.4, 7.6.1):
+    // 1. AQA: both admin queue sizes, 0's based (`depth - 1`), with
+    //    `AQA::zeroed().try_with_asqs(..)?.try_with_acqs(..)?`;
+    // 2. ASQ and ACQ: the queues' bus addresses, 64 bits each, with
+    //    `bar.try_write64(addr, regs::ASQ)?` (and `regs::ACQ`);
+    // 3. CC: 64-byte SQ entries (IOSQES = 6), 16-byte CQ entries (IOCQES =
+    //    4), MPS = `page_shift - 12`, the NVM command set (CSS = 0), EN = 1;
+    // 4. wait until CSTS.RDY is 1: `wait_ready(dev, bar, cap, true)`.
+    let _ = (dev, bar, cap, asq, acq, depth, page_shift);
+    Err(ENOSYS)
+}
+// ANCHOR_END: enable
+
+/// For the test only: waits for a RDY=1 that never comes (the controller is
+/// disabled), to show that the wait ends with `ETIMEDOUT` after CAP.TO.
+pub(crate) fn wait_ready_never(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
+    wait_ready(dev, bar, cap, true)
+}

@@ -1,0 +1,76 @@
+#!/bin/bash
+# Stage 05 test (runs in the VM): rnvme disables, configures and enables the
+# controller (checked in the controller's own registers), disables it on
+# unbind, and fails probe cleanly when the controller reports fatal status
+# or never becomes ready.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nvme-lib.sh"
+
+# regs: the controller's state as user space reads it from BAR0.
+regs() {
+	echo 1 >"/sys/bus/pci/devices/$BDF/enable" 2>/dev/null # memory decoding on, also when unbound
+	python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" state
+}
+# reg_is DESC FIELD=VALUE...: every FIELD of `regs` has its VALUE.
+reg_is() {
+	local desc=$1 state f
+	shift
+	state=$(regs)
+	for f in "$@"; do
+		if ! grep -qw -- "$f" <<<"$state"; then
+			fail "$desc" "wanted $f in the controller's registers:" "$state"
+			return
+		fi
+	done
+	pass "$desc"
+}
+
+hint "probe must disable the controller, program AQA/ASQ/ACQ, set CC and wait for CSTS.RDY"
+load || { finish; exit; }
+check "rnvme is bound to the NVMe controller $BDF" bound_to_us
+expect_dmesg "logs that the controller is enabled" "^rnvme $BDF: controller enabled: admin queues of 32 entries at 0x[0-9a-f]+ and 0x[0-9a-f]+\$"
+reg_is "CC.EN=1 and CSTS.RDY=1, no fatal status" en=1 rdy=1 cfs=0
+reg_is "CC: 4 KiB pages, 64-byte SQ and 16-byte CQ entries" mps=0 iosqes=6 iocqes=4
+reg_is "AQA: 32-entry admin queues" asqs=32 acqs=32
+asq=$(dmesg_since_mark | sed -n 's/.*admin queues of 32 entries at \(0x[0-9a-f]*\) and.*/\1/p' | tail -1)
+acq=$(dmesg_since_mark | sed -n 's/.*admin queues of 32 entries at 0x[0-9a-f]* and \(0x[0-9a-f]*\)$/\1/p' | tail -1)
+hint "write the DMA addresses of the two queues to ASQ (0x28) and ACQ (0x30)"
+reg_is "ASQ and ACQ hold the logged queue addresses" "asq=${asq:-none}" "acq=${acq:-none}"
+
+hint "unbind must disable the controller (CC.EN=0, wait for RDY=0) before the queue memory is freed"
+for round in 1 2; do
+	mark
+	echo "$BDF" 2>/dev/null >/sys/bus/pci/drivers/rnvme/unbind
+	expect_dmesg "unbind disables the controller (round $round)" "^rnvme $BDF: controller disabled\$"
+	reg_is "after unbind: CC.EN=0, CSTS.RDY=0 (round $round)" en=0 rdy=0
+	mark
+	echo "$BDF" 2>/dev/null >/sys/bus/pci/drivers/rnvme/bind
+	check "bind enables it again (round $round)" bound_to_us
+	reg_is "CSTS.RDY=1 again (round $round)" en=1 rdy=1
+done
+mark
+unload
+reg_is "rmmod leaves the controller disabled" en=0 rdy=0
+
+hint "wait_ready must give up on CSTS.CFS with EIO instead of waiting for RDY"
+mark
+insmod "$KO" fault=1 2>/dev/null
+check_fails "fault=1 (page size beyond CAP.MPSMAX): probe fails" bound_to_us
+expect_dmesg "and reports the controller's fatal status" "^rnvme $BDF: controller fatal status \\(CSTS\\.CFS\\)"
+expect_dmesg "probe fails with EIO" "rnvme $BDF: probe with driver rnvme failed with error -5\$"
+expect_nvme_trace "QEMU confirms it refused to start (page too large)" 'pci_nvme_err_startfail'
+rmmod "$MODULE" 2>/dev/null
+
+hint "read_poll_timeout must stop after CAP.TO with ETIMEDOUT, never hang"
+mark
+start=$(date +%s)
+insmod "$KO" fault=2 2>/dev/null
+took=$(($(date +%s) - start))
+check_fails "fault=2 (a ready state that never comes): probe fails" bound_to_us
+expect_dmesg "after CAP.TO, with a clear message" "^rnvme $BDF: controller not ready after [0-9]+ ms \\(CAP\\.TO\\)\$"
+expect_dmesg "probe fails with ETIMEDOUT" "rnvme $BDF: probe with driver rnvme failed with error -110\$"
+if [ "$took" -lt 60 ]; then pass "and returns within a minute (took ${took} s)"; else fail "and returns within a minute" "took ${took} s"; fi
+rmmod "$MODULE" 2>/dev/null
+
+reload_twice
+finish
