@@ -1,0 +1,121 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The Identify data structures (NVMe 1.4, figures 247 and 249): the fields
+//! the driver needs, read from the 4 KiB page the controller fills in.
+//!
+//! `core` only, and careful with its input: a short or odd page gives
+//! `None` or clamped values, never a panic.
+
+/// Bytes of an Identify data structure.
+pub(crate) const IDENTIFY_SIZE: usize = 4096;
+
+// ANCHOR: idctrl
+/// What the driver keeps of Identify Controller.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdCtrl {
+    /// PCI vendor ID (bytes 1:0).
+    pub(crate) vid: u16,
+    /// Serial number, ASCII, space padded (23:4).
+    pub(crate) sn: [u8; 20],
+    /// Model number, ASCII, space padded (63:24).
+    pub(crate) mn: [u8; 40],
+    /// Firmware revision, ASCII, space padded (71:64).
+    pub(crate) fr: [u8; 8],
+    /// Maximum data transfer size: `min_page_size << mdts` bytes, 0 for no
+    /// limit (byte 77).
+    pub(crate) mdts: u8,
+    /// Controller ID (79:78).
+    pub(crate) cntlid: u16,
+    /// Number of namespaces (519:516).
+    pub(crate) nn: u32,
+}
+
+impl IdCtrl {
+    /// Reads the fields from an Identify Controller page.
+    pub(crate) fn parse(page: &[u8]) -> Option<IdCtrl> {
+        Some(IdCtrl {
+            vid: le16(page, 0)?,
+            sn: array(page, 4)?,
+            mn: array(page, 24)?,
+            fr: array(page, 64)?,
+            mdts: *page.get(77)?,
+            cntlid: le16(page, 78)?,
+            nn: le32(page, 516)?,
+        })
+    }
+
+    /// The largest transfer in bytes, given the controller's minimum page
+    /// size; `None` if there is no limit.
+    pub(crate) fn max_transfer(&self, min_page_size: usize) -> Option<usize> {
+        match self.mdts {
+            0 => None,
+            m => min_page_size.checked_shl(u32::from(m)),
+        }
+    }
+}
+// ANCHOR_END: idctrl
+
+// ANCHOR: idns
+/// What the driver keeps of Identify Namespace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct IdNs {
+    /// Namespace size in logical blocks (bytes 7:0).
+    pub(crate) nsze: u64,
+    /// Index of the LBA format in use (FLBAS bits 3:0, byte 26).
+    pub(crate) format: u8,
+    /// log2 of the logical block size of that format (LBADS).
+    pub(crate) lbads: u8,
+}
+
+impl IdNs {
+    /// Reads the fields from an Identify Namespace page.
+    pub(crate) fn parse(page: &[u8]) -> Option<IdNs> {
+        let format = *page.get(26)? & 0xf;
+        // LBA format descriptors: 4 bytes each from byte 128; LBADS is the
+        // descriptor's byte 2.
+        let lbads = *page.get(128 + 4 * usize::from(format) + 2)?;
+        Some(IdNs {
+            nsze: le64(page, 0)?,
+            format,
+            lbads,
+        })
+    }
+
+    /// The logical block size in bytes; `None` if LBADS is out of the
+    /// range the specification allows (9..=31: 512 bytes and up).
+    pub(crate) fn block_size(&self) -> Option<u32> {
+        match self.lbads {
+            9..=31 => Some(1 << self.lbads),
+            _ => None,
+        }
+    }
+}
+// ANCHOR_END: idns
+
+/// The text of a space-padded ASCII field, without the padding; bytes that
+/// are not printable ASCII end it.
+pub(crate) fn ascii(field: &[u8]) -> &str {
+    let end = field
+        .iter()
+        .position(|b| !(0x20..0x7f).contains(b))
+        .unwrap_or(field.len());
+    let text = field.get(..end).unwrap_or_default();
+    let text = core::str::from_utf8(text).unwrap_or_default();
+    text.trim_end_matches(' ')
+}
+
+fn array<const N: usize>(page: &[u8], at: usize) -> Option<[u8; N]> {
+    page.get(at..at.checked_add(N)?)?.try_into().ok()
+}
+
+fn le16(page: &[u8], at: usize) -> Option<u16> {
+    array(page, at).map(u16::from_le_bytes)
+}
+
+fn le32(page: &[u8], at: usize) -> Option<u32> {
+    array(page, at).map(u32::from_le_bytes)
+}
+
+fn le64(page: &[u8], at: usize) -> Option<u64> {
+    array(page, at).map(u64::from_le_bytes)
+}

@@ -1,0 +1,105 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Controller reset: disable, program the admin queue, enable.
+
+use kernel::{
+    device::Device,
+    dma::DmaAddress,
+    io::{
+        poll::read_poll_timeout,
+        Io, //
+    },
+    prelude::*,
+    time::Delta, //
+};
+
+use crate::{
+    regs::{
+        self,
+        AQA,
+        CC,
+        CSTS, //
+    },
+    spec::Cap,
+    Bar0,
+};
+
+// ANCHOR: wait
+/// Waits until CSTS.RDY equals `ready`, for at most CAP.TO.
+///
+/// Fails with `ETIMEDOUT` if the controller takes longer, and with `EIO` if
+/// it reports fatal status (CSTS.CFS) instead: then RDY would never change.
+fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
+    let timeout = Delta::from_millis(i64::from(cap.timeout_ms()));
+    let csts = read_poll_timeout(
+        || Ok(bar.read(CSTS)),
+        |csts| csts.rdy() == ready || csts.cfs(),
+        Delta::from_millis(1),
+        timeout,
+    )
+    .inspect_err(|_| {
+        dev_err!(
+            dev,
+            "controller not {} after {} ms (CAP.TO)\n",
+            if ready { "ready" } else { "disabled" },
+            cap.timeout_ms()
+        )
+    })?;
+    if csts.cfs() {
+        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY={}\n", ready);
+        return Err(EIO);
+    }
+    Ok(())
+}
+// ANCHOR_END: wait
+
+// ANCHOR: disable
+/// Disables the controller (CC.EN = 0) and waits until it has stopped.
+///
+/// Afterwards it does no DMA and ignores its doorbells: this must happen
+/// before the queue memory it was given is freed.
+pub(crate) fn disable(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
+    let cc = bar.read(CC);
+    if cc.en() {
+        bar.write_reg(cc.with_en(false));
+    }
+    wait_ready(dev, bar, cap, false)
+}
+// ANCHOR_END: disable
+
+// ANCHOR: enable
+/// Tells the controller where the admin queues are and enables it.
+///
+/// `depth` is the number of entries of each admin queue; `page_shift` the
+/// memory page size to use (log2, at least 12).
+pub(crate) fn enable(
+    dev: &Device,
+    bar: &Bar0<'_>,
+    cap: &Cap,
+    asq: DmaAddress,
+    acq: DmaAddress,
+    depth: u16,
+    page_shift: u32,
+) -> Result {
+    // Queue sizes are 0's based; `try_with_*` refuses values that do not
+    // fit the 12-bit fields.
+    let size = depth.checked_sub(1).ok_or(EINVAL)?;
+    bar.write_reg(AQA::zeroed().try_with_asqs(size)?.try_with_acqs(size)?);
+    bar.try_write64(asq, regs::ASQ)?;
+    bar.try_write64(acq, regs::ACQ)?;
+
+    let cc = CC::zeroed()
+        .with_const_iosqes::<6>()
+        .with_const_iocqes::<4>()
+        .try_with_mps(page_shift.checked_sub(12).ok_or(EINVAL)?)?
+        .with_en(true);
+    bar.write_reg(cc);
+    wait_ready(dev, bar, cap, true)
+}
+// ANCHOR_END: enable
+
+/// For the test only: waits for a RDY=1 that never comes (the controller is
+/// disabled), to show that the wait ends with `ETIMEDOUT` after CAP.TO.
+pub(crate) fn wait_ready_never(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
+    wait_ready(dev, bar, cap, true)
+}

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The admin queue pair in coherent DMA memory, and commands submitted to
+//! it and polled for until they complete.
+
+use kernel::{
+    device::Device,
+    dma::Coherent,
+    io::{
+        io_project,
+        io_read,
+        poll::read_poll_timeout,
+        Io, //
+    },
+    prelude::*,
+    sync::barrier::{
+        dma_mb,
+        Read, //
+    },
+    time::Delta,
+};
+
+use crate::{
+    command::{
+        phase_of,
+        Command,
+        Completion, //
+    },
+    ring::{
+        CqRing,
+        SqRing, //
+    },
+    spec::Cap,
+    Bar0,
+};
+
+/// How long an admin command may take before the driver gives up on it.
+const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
+
+// ANCHOR: queue
+/// A submission queue and its completion queue, as the controller sees them
+/// (memory) and as the driver tracks them (rings).
+pub(crate) struct QueuePair {
+    /// Submission queue entries: 64-byte commands, read by the controller.
+    sq_mem: Coherent<[[u32; 16]]>,
+    /// Completion queue entries: 16 bytes each, written by the controller.
+    cq_mem: Coherent<[[u32; 4]]>,
+    sq: SqRing,
+    cq: CqRing,
+    /// Offsets of the SQ tail and CQ head doorbells in BAR0.
+    sq_doorbell: usize,
+    cq_doorbell: usize,
+    /// The identifier of the next command.
+    next_cid: u16,
+}
+// ANCHOR_END: queue
+
+impl QueuePair {
+    /// Allocates queue `qid` with `depth` entries in each ring.
+    pub(crate) fn new(dev: &Device<kernel::device::Bound>, cap: &Cap, qid: u16, depth: u16) -> Result<QueuePair> {
+        Ok(QueuePair {
+            sq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
+            cq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
+            sq: SqRing::new(depth).ok_or(EINVAL)?,
+            cq: CqRing::new(depth).ok_or(EINVAL)?,
+            sq_doorbell: cap.sq_tail_doorbell(qid),
+            cq_doorbell: cap.cq_head_doorbell(qid),
+            next_cid: 0,
+        })
+    }
+
+    /// Bus address of the submission queue, for ASQ (or Create I/O SQ).
+    pub(crate) fn sq_address(&self) -> u64 {
+        self.sq_mem.dma_address()
+    }
+
+    /// Bus address of the completion queue, for ACQ (or Create I/O CQ).
+    pub(crate) fn cq_address(&self) -> u64 {
+        self.cq_mem.dma_address()
+    }
+
+    // ANCHOR: submit
+    /// Submits `cmd` and polls until it completes; a failed status is an
+    /// `EIO`, a command that never completes an `ETIMEDOUT`.
+    pub(crate) fn submit_sync(&mut self, dev: &Device, bar: &Bar0<'_>, cmd: &Command) -> Result<Completion> {
+        // TODO: Submit `cmd` and wait for its completion:
+        // 1. claim a slot with `self.sq.push()` (full: EBUSY) and take a
+        //    command identifier from `self.next_cid` (then increment it,
+        //    wrapping);
+        // 2. write `cmd.to_dwords(cid)` into that slot of `self.sq_mem`
+        //    (`io_project!(self.sq_mem, [try: slot]).copy_write(..)`) and ring
+        //    the SQ tail doorbell: `bar.try_write32(tail, self.sq_doorbell)?`;
+        // 3. poll dword 3 of the CQ entry at `self.cq.head()` with
+        //    `read_poll_timeout` until `self.cq.is_new(phase_of(dw3))`, for at
+        //    most ADMIN_TIMEOUT (log which command timed out);
+        // 4. `dma_mb(Read)`, then read the whole entry and decode it with
+        //    `Completion::from_dwords`;
+        // 5. `self.cq.advance()`, `self.sq.consumed_up_to(cqe.sq_head)`, and
+        //    ring the CQ head doorbell with the new head;
+        // 6. a completion for another cid, or a status that is not success,
+        //    is an EIO (log `cqe.status.describe()`); else return `Ok(cqe)`.
+        let _ = (dev, bar, cmd, ADMIN_TIMEOUT);
+        Err(ENOSYS)
+    }
+    // ANCHOR_END: submit
+}

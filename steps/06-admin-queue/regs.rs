@@ -1,0 +1,68 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! NVMe controller registers in BAR0, for the kernel's `register!` macro.
+
+use kernel::io::register;
+
+/// Bytes of BAR0 the driver maps: the registers (0x0-0xfff) and the first
+/// page of doorbells (0x1000-0x1fff). QEMU's BAR0 is larger; a smaller one
+/// makes the mapping fail, so probe fails cleanly.
+pub(crate) const BAR0_SIZE: usize = 0x2000;
+
+/// Offset of CAP: 64 bits, which 7.3's `register!` cannot describe on a PCI
+/// BAR (its accesses are at most 32 bits there), so `spec::Cap` decodes it.
+pub(crate) const CAP: usize = 0x00;
+/// Offset of ASQ, the admin submission queue's bus address (64 bits).
+pub(crate) const ASQ: usize = 0x28;
+/// Offset of ACQ, the admin completion queue's bus address (64 bits).
+pub(crate) const ACQ: usize = 0x30;
+
+// ANCHOR: vs
+register! {
+    /// Version (VS): major, minor and tertiary version of the specification.
+    pub(crate) VS(u32) @ 0x08 {
+        31:16 mjr;
+        15:8 mnr;
+        7:0 ter;
+    }
+}
+// ANCHOR_END: vs
+
+// ANCHOR: cc
+register! {
+    /// Controller Configuration (CC).
+    pub(crate) CC(u32) @ 0x14 {
+        /// I/O completion queue entry size, log2 bytes (16 bytes: 4).
+        23:20 iocqes;
+        /// I/O submission queue entry size, log2 bytes (64 bytes: 6).
+        19:16 iosqes;
+        /// Shutdown notification.
+        15:14 shn;
+        /// Arbitration mechanism (0: round robin).
+        13:11 ams;
+        /// Memory page size: 4096 << mps bytes.
+        10:7 mps;
+        /// I/O command set (0: NVM).
+        6:4 css;
+        /// Enable.
+        0:0 en => bool;
+    }
+
+    /// Controller Status (CSTS).
+    pub(crate) CSTS(u32) @ 0x1c {
+        /// Shutdown status.
+        3:2 shst;
+        /// Controller fatal status: it gave up, only a reset helps.
+        1:1 cfs => bool;
+        /// Ready: follows CC.EN once the controller has finished enabling
+        /// or disabling.
+        0:0 rdy => bool;
+    }
+
+    /// Admin Queue Attributes (AQA): queue sizes, 0's based.
+    pub(crate) AQA(u32) @ 0x24 {
+        27:16 acqs;
+        11:0 asqs;
+    }
+}
+// ANCHOR_END: cc

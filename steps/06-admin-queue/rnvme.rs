@@ -1,0 +1,276 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 06: the admin queue: commands in DMA memory, doorbells, completions
+//! with phase tags, and the controller's answer to Identify.
+//!
+//! How to run: `make run STEP=06` boots the VM with `-device nvme`; the
+//! module binds to it (PCI ID 1b36:0010), enables it and logs who it is.
+//! Check your work with `make check STEP=06`.
+
+use kernel::{
+    device::Core,
+    dma::{
+        Coherent,
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    pci,
+    prelude::*, //
+};
+
+mod command;
+mod controller;
+mod identify;
+mod queue;
+mod regs;
+mod ring;
+mod spec;
+
+use command::{
+    Command,
+    CNS_CONTROLLER,
+    CNS_NAMESPACE, //
+};
+use identify::{
+    ascii,
+    IdCtrl,
+    IdNs,
+    IDENTIFY_SIZE, //
+};
+use queue::QueuePair;
+use regs::BAR0_SIZE;
+use spec::Cap;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Entries in each admin queue.
+const ADMIN_DEPTH: u16 = 32;
+/// The memory page size the driver uses: 4 KiB.
+const PAGE_SHIFT: u32 = 12;
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// The registers: unmapped (and the region released) when dropped.
+    bar: Bar0<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+    /// The admin queue pair. The controller may access its memory while it
+    /// is enabled: `unbind` disables it before this is freed.
+    _admin: QueuePair,
+    /// What Identify Controller said.
+    id: IdCtrl,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        // Memory decoding on, and let the device master the bus (DMA, later).
+        pdev.enable_device_mem()?;
+        pdev.set_master();
+        let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
+
+        let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
+        let vs = bar.read(regs::VS);
+        log_identity(pdev, &cap, &vs);
+        // ANCHOR_END: probe
+        if !cap.supports_nvm() {
+            dev_err!(pdev, "the NVM command set is not supported\n");
+            return Err(ENODEV);
+        }
+
+        // ANCHOR: reset
+        // SAFETY: Nothing else allocates or maps DMA memory for this device
+        // while it probes, and no allocation exists yet.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        let mut admin = QueuePair::new(pdev.as_ref(), &cap, 0, ADMIN_DEPTH)?;
+
+        // Whatever state firmware or a previous driver left: start disabled.
+        controller::disable(pdev.as_ref(), &bar, &cap)?;
+        let page_shift = match module_parameters::fault.value() {
+            // For the test: a page size beyond CAP.MPSMAX, which a correct
+            // driver never asks for. The controller refuses to start.
+            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+            // For the test: wait for a ready state that never comes (the
+            // controller is disabled), which must end in ETIMEDOUT.
+            2 => {
+                controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                return Err(EINVAL);
+            }
+            _ => PAGE_SHIFT,
+        };
+        if let Err(e) = controller::enable(
+            pdev.as_ref(),
+            &bar,
+            &cap,
+            admin.sq_address(),
+            admin.cq_address(),
+            ADMIN_DEPTH,
+            page_shift,
+        ) {
+            // It may have started: stop it before the queue memory is freed.
+            let _ = controller::disable(pdev.as_ref(), &bar, &cap);
+            return Err(e);
+        }
+        dev_info!(
+            pdev,
+            "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
+            ADMIN_DEPTH,
+            admin.sq_address(),
+            admin.cq_address()
+        );
+        // ANCHOR_END: reset
+
+        let id = match identify(pdev, &bar, &cap, &mut admin) {
+            Ok(id) => id,
+            Err(e) => {
+                let _ = controller::disable(pdev.as_ref(), &bar, &cap);
+                return Err(e);
+            }
+        };
+
+        Ok(RNvme {
+            pdev,
+            bar,
+            cap,
+            _admin: admin,
+            id,
+        })
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
+        // Stop the controller before `RNvme` is dropped, right after this:
+        // that frees the queue memory, which it must no longer touch.
+        match controller::disable(pdev.as_ref(), &this.bar, &this.cap) {
+            Ok(()) => dev_info!(this.pdev, "controller disabled\n"),
+            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
+        }
+    }
+    // ANCHOR_END: unbind
+}
+
+/// Logs what the controller says about itself (the test compares these
+/// lines with the registers as user space sees them).
+fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
+    dev_info!(
+        pdev,
+        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
+        vs.mjr().get(),
+        vs.mnr().get(),
+        vs.ter().get(),
+        pdev.vendor_id().as_raw(),
+        pdev.device_id()
+    );
+    dev_info!(
+        pdev,
+        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
+        cap.mqes,
+        cap.max_queue_entries(),
+        cap.cqr,
+        cap.dstrd,
+        cap.doorbell_stride()
+    );
+    dev_info!(
+        pdev,
+        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
+        cap.to,
+        cap.timeout_ms(),
+        cap.css,
+        cap.supports_nvm(),
+        cap.mpsmin,
+        cap.min_page_size(),
+        cap.mpsmax,
+        cap.max_page_size()
+    );
+}
+
+// ANCHOR: identify
+/// Asks the controller who it is, and about namespace 1, and logs it.
+fn identify(pdev: &pci::Device<Core<'_>>, bar: &Bar0<'_>, cap: &Cap, admin: &mut QueuePair) -> Result<IdCtrl> {
+    // One page for the controller to write the answer into; 4 KiB aligned,
+    // as every allocation of a page or more is, so one PRP entry covers it.
+    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+
+    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
+    // SAFETY: The controller wrote the page before it posted the completion
+    // `submit_sync` reaped, and no other command refers to the page: nothing
+    // writes it while this reference lives.
+    let id = IdCtrl::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+    dev_info!(
+        pdev,
+        "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
+        ascii(&id.mn),
+        ascii(&id.sn),
+        ascii(&id.fr),
+        id.vid
+    );
+    match id.max_transfer(cap.min_page_size()) {
+        Some(bytes) => dev_info!(pdev, "MDTS {}: at most {} bytes per transfer\n", id.mdts, bytes),
+        None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
+    }
+    dev_info!(pdev, "controller ID {}, {} namespace(s)\n", id.cntlid, id.nn);
+
+    if id.nn >= 1 {
+        let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
+        admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
+        // SAFETY: As above, for the second command's completion.
+        let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+        let block = ns.block_size().ok_or(EIO)?;
+        dev_info!(
+            pdev,
+            "namespace 1: {} blocks of {} bytes (LBA format {}), {} MiB\n",
+            ns.nsze,
+            block,
+            ns.format,
+            ns.nsze.saturating_mul(u64::from(block)) >> 20
+        );
+    }
+    Ok(id)
+}
+// ANCHOR_END: identify
+
+impl Drop for RNvme<'_> {
+    fn drop(&mut self) {
+        // Reading VS once more shows the mapping is still valid here.
+        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+    }
+}
+
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 06: NVMe admin queue and Identify",
+    license: "GPL",
+    params: {
+        fault: u32 {
+            default: 0,
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes",
+        },
+    },
+}

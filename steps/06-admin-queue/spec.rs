@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! NVMe controller registers as the specification defines them (NVMe 1.4,
+//! section 3.1), decoded from raw values.
+//!
+//! This file uses nothing but `core`: the driver includes it with
+//! `mod spec;`, and the host tests compile the very same file and check it
+//! against values worked out from the specification.
+
+// ANCHOR: cap
+/// Controller Capabilities (CAP, offset 0x00, 64 bits), decoded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Cap {
+    /// Maximum Queue Entries Supported, 0's based (bits 15:0).
+    pub(crate) mqes: u16,
+    /// Contiguous Queues Required (bit 16).
+    pub(crate) cqr: bool,
+    /// Timeout: worst-case time to become ready, in 500 ms units (31:24).
+    pub(crate) to: u8,
+    /// Doorbell Stride: doorbells are `4 << dstrd` bytes apart (35:32).
+    pub(crate) dstrd: u8,
+    /// Command Sets Supported, a bit mask (44:37); bit 0 is the NVM set.
+    pub(crate) css: u8,
+    /// Memory Page Size Minimum: `4096 << mpsmin` bytes (51:48).
+    pub(crate) mpsmin: u8,
+    /// Memory Page Size Maximum: `4096 << mpsmax` bytes (55:52).
+    pub(crate) mpsmax: u8,
+}
+
+/// Bits `hi..=lo` of `raw`, as a `u64`.
+const fn bits(raw: u64, hi: u32, lo: u32) -> u64 {
+    (raw >> lo) & ((1u64 << (hi - lo + 1)) - 1)
+}
+
+impl Cap {
+    /// Decodes the raw 64-bit register.
+    pub(crate) const fn from_raw(raw: u64) -> Cap {
+        // Every field is masked to its width first, so the casts cannot
+        // truncate.
+        Cap {
+            mqes: bits(raw, 15, 0) as u16,
+            cqr: bits(raw, 16, 16) == 1,
+            to: bits(raw, 31, 24) as u8,
+            dstrd: bits(raw, 35, 32) as u8,
+            css: bits(raw, 44, 37) as u8,
+            mpsmin: bits(raw, 51, 48) as u8,
+            mpsmax: bits(raw, 55, 52) as u8,
+        }
+    }
+
+    /// The most entries a queue may have (MQES is 0's based).
+    pub(crate) const fn max_queue_entries(&self) -> u32 {
+        self.mqes as u32 + 1
+    }
+
+    /// Bytes between two doorbell registers.
+    pub(crate) const fn doorbell_stride(&self) -> usize {
+        4 << self.dstrd
+    }
+
+    /// How long the controller may take to become (not) ready, in ms.
+    pub(crate) const fn timeout_ms(&self) -> u32 {
+        self.to as u32 * 500
+    }
+
+    /// Smallest memory page size the controller supports, in bytes.
+    pub(crate) const fn min_page_size(&self) -> usize {
+        4096 << self.mpsmin
+    }
+
+    /// Largest memory page size the controller supports, in bytes.
+    pub(crate) const fn max_page_size(&self) -> usize {
+        4096 << self.mpsmax
+    }
+
+    /// Whether the controller implements the NVM command set.
+    pub(crate) const fn supports_nvm(&self) -> bool {
+        self.css & 1 != 0
+    }
+
+    // ANCHOR: doorbells
+    /// Offset in BAR0 of queue `qid`'s submission queue tail doorbell.
+    pub(crate) const fn sq_tail_doorbell(&self, qid: u16) -> usize {
+        0x1000 + (2 * qid as usize) * self.doorbell_stride()
+    }
+
+    /// Offset in BAR0 of queue `qid`'s completion queue head doorbell.
+    pub(crate) const fn cq_head_doorbell(&self, qid: u16) -> usize {
+        0x1000 + (2 * qid as usize + 1) * self.doorbell_stride()
+    }
+    // ANCHOR_END: doorbells
+}
+// ANCHOR_END: cap

@@ -1,0 +1,47 @@
+#!/bin/bash
+# Stage 06 test (runs in the VM): rnvme's admin queue answers Identify, and
+# what it logs equals what the kernel's C nvme driver and nvme-cli report
+# for the same controller.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nvme-lib.sh"
+W=$(mktemp -d)
+
+hint "submit_sync: write the SQE, ring the SQ tail doorbell, poll the CQE's phase tag, ring the CQ head doorbell"
+load || { finish; exit; }
+check "rnvme is bound to the NVMe controller $BDF" bound_to_us
+expect_dmesg "the controller is enabled" "^rnvme $BDF: controller enabled"
+hint "Identify Controller (CNS 1) into a DMA page, then IdCtrl::parse"
+expect_dmesg "logs the model, serial and firmware" "^rnvme $BDF: model \"[^\"]+\", serial \"rkw0001\", firmware \"[^\"]+\""
+hint "Identify Namespace (CNS 0, NSID 1), then IdNs::parse"
+expect_dmesg "logs namespace 1" "^rnvme $BDF: namespace 1: [0-9]+ blocks of [0-9]+ bytes"
+ours=$(dmesg_since_mark | sed -n "s/^rnvme $BDF: \(model\|MDTS\|controller ID\|namespace 1:\)/\1/p")
+printf '%s\n' "$ours" >"$W/ours"
+
+# The same controller seen by the kernel's own driver and nvme-cli.
+mark
+unload
+hint "compare your log lines with the C driver's view (see the chapter)"
+if modprobe nvme 2>"$W/err" && for _ in $(seq 50); do [ -e /dev/nvme0n1 ] && break; sleep 0.2; done && [ -e /dev/nvme0n1 ]; then
+	pass "the C nvme driver binds the controller"
+	nvme id-ctrl /dev/nvme0 -o json >"$W/ctrl.json" 2>>"$W/err"
+	nvme id-ns /dev/nvme0n1 -o json >"$W/ns.json" 2>>"$W/err"
+	python3 "$(dirname "$0")/c_driver_view.py" "$W/ctrl.json" "$W/ns.json" >"$W/theirs" 2>>"$W/err"
+	if diff -u "$W/theirs" "$W/ours" >"$W/diff"; then
+		pass "the identity rnvme logged equals nvme id-ctrl / id-ns through the C driver"
+	else
+		fail "the identity rnvme logged equals nvme id-ctrl / id-ns through the C driver" "$(cat "$W/diff" "$W/err")"
+	fi
+	modprobe -r nvme nvme_core 2>/dev/null || rmmod nvme nvme_core 2>/dev/null
+	check_fails "the C driver is unloaded again" test -e /dev/nvme0
+else
+	fail "the C nvme driver binds the controller" "$(cat "$W/err")"
+fi
+
+mark
+load
+check "rnvme binds again after the C driver" bound_to_us
+expect_dmesg "and identifies the controller again" "^rnvme $BDF: model \""
+unload
+reload_twice
+rm -rf "$W"
+finish
