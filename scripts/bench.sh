@@ -1,0 +1,36 @@
+#!/bin/bash
+# make bench: the speed numbers of the workshop (benchmarks, never tests).
+#   VM boot + power-off under the machine's accelerator, both kernel flavours;
+#   an out-of-tree module build; the 9P codec's decode throughput.
+# Results go to build/bench/results.txt as "name value unit" lines.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+OUT="$REPO/build/bench"
+mkdir -p "$OUT"
+RES="$OUT/results.txt"
+: >"$RES"
+record() { echo "$1 $2 $3" | tee -a "$RES"; }
+
+secs() { # secs CMD...: wall-clock seconds of CMD, with 0.1 s resolution
+	local t0 t1
+	t0=$(date +%s.%N)
+	"$@" >>"$OUT/bench.log" 2>&1
+	t1=$(date +%s.%N)
+	echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }'
+}
+
+say "VM boots ($(cat "$CACHE/accel" 2>/dev/null || echo tcg))"
+for f in fast debug; do
+	for run in 1 2; do
+		record "vm-boot-$f-run$run" "$(RKW_FLAVOUR=$f secs "$REPO/scripts/vm.sh" --probe)" s
+	done
+done
+
+say "module build (stage 01, solutions)"
+rm -rf "$REPO/build/modules-debug/solutions/01-hello"
+record module-build-01 "$(secs "$REPO/scripts/build-stage.sh" solutions 01)" s
+
+say "9P decode throughput (stage 14 codec, host)"
+record p9-decode "$("$REPO/scripts/bench-9p.sh" 3 2>>"$OUT/bench.log" | awk '/^p9-decode-msgs-per-sec/ { print $2 }')" msgs/s
+
+say "results in ${RES#"$REPO"/}"
