@@ -183,4 +183,18 @@ timed "virtme-ng" virtme
 timed "kernel build (fast)" kernel_build fast
 timed "kernel build (debug)" kernel_build debug
 timed "KVM probe" accel
+
+# Builds for an older kernel version, fragment or rustc: reclaim their space.
+prune() {
+	local d keep
+	keep=" $(current_kdir fast) $(current_kdir debug) "
+	for d in "$CACHE"/kernel/*/; do
+		d=${d%/}
+		[[ "$keep" == *" $d "* ]] && continue
+		note "removing the stale kernel build $(basename "$d") ($(du -sh "$d" | cut -f1))"
+		rm -rf "$d"
+	done
+	rm -f "$CACHE/current-kernel" # the single-flavour layout of before
+}
+[ -n "${KDIR:-}" ] || prune
 say "setup done in $(($(date +%s) - T_ALL)) s: kernels $(current_kdir fast) and $(current_kdir debug)"
