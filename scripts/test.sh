@@ -144,7 +144,10 @@ run_vms() {
 		boot=$((boot + 1))
 		[ -n "$LEARNER" ] && say "booting the VM and running the test"
 		local t0=$SECONDS
-		RKW_VM_LOG="$LOGS/vm-$boot" "$REPO/scripts/vm.sh" --devices "$devices" \
+		# A hung guest is killed: each tree's test has 240 s in the guest
+		# (guest-run.sh), the boot gets 120 s.
+		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((120 + 500 * ${#pending[@]}))} \
+			RKW_VM_LOG="$LOGS/vm-$boot" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$log" 2>&1
 		echo "boot $boot: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in

@@ -29,7 +29,7 @@ for arg in "$@"; do
 		if [ -z "$KO" ]; then
 			echo "RKW:not-ok $MODULE.ko was built"
 		else
-			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-300}" bash "tests/$STAGE/test.sh" "$t" ||
+			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-240}" bash "tests/$STAGE/test.sh" "$t" ||
 				echo "RKW:not-ok the test script finished (exit status $?)"
 		fi
 		# A module the test left behind would spoil the next run.
