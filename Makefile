@@ -7,6 +7,8 @@
 #   make run STEP=01 DEBUG=1    on the debug kernel (KASAN, lockdep, ...),
 #                               which make check and make test always use
 #   make check STEP=01          test your steps/01-* and explain what fails
+#   make check STEP=01 FAST=1   the same on the fast kernel: quicker, but
+#                               without KASAN and lockdep to catch your bugs
 #   make test [STEP=01]         the full suite: every solution passes, every
 #                               skeleton fails, host tests, the book
 #   make setup                  toolchain + kernel (run by the targets above)
@@ -49,7 +51,7 @@ run: ensure-setup
 
 check: ensure-setup
 	$(need_step)
-	@$(REPO)scripts/test.sh --learner $(STEP)
+	@RKW_FLAVOUR=$(if $(filter-out 0,$(FAST)),fast,debug) $(REPO)scripts/test.sh --learner $(STEP)
 
 test: ensure-setup
 	@$(REPO)scripts/test.sh $(STEP)
