@@ -86,7 +86,7 @@ fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
         vs.mjr().get(),
         vs.mnr().get(),
         vs.ter().get(),
-        u16::from(pdev.vendor_id()),
+        pdev.vendor_id().as_raw(),
         pdev.device_id()
     );
     dev_info!(
