@@ -30,36 +30,45 @@ export KDIR
 # resolves it); FROM=steps|solutions picks the tree.
 need_step = $(if $(STEP),,$(error say which stage, e.g. STEP=01 (see tests/)))
 
-.PHONY: ensure-setup help setup build run check test book bench fuzz clean
+# Which kernel flavour each command boots (see kernel/debug.config).
+RUN_FLAVOUR := $(if $(filter-out 0,$(DEBUG)),debug,fast)
+CHECK_FLAVOUR := $(if $(filter-out 0,$(FAST)),fast,debug)
+# `make setup` if anything that flavour needs is missing (cheap when not).
+ensure = @RKW_FLAVOUR=$(1) $(REPO)scripts/ensure-setup.sh
+
+.PHONY: help setup build run check test book bench fuzz clean
 help:
 	@sed -n '1,/^$$/p' $(REPO)Makefile | sed 's/^# \{0,1\}//'
 
 setup:
 	@$(REPO)scripts/setup.sh
 
-# The cheap "is it set up?" test; the full setup is idempotent anyway.
-ensure-setup:
-	@$(REPO)scripts/ensure-setup.sh
-
-build: ensure-setup
+build:
 	$(need_step)
+	$(call ensure,debug)
 	@$(REPO)scripts/build-stage.sh $(FROM) $(STEP)
 
-run: ensure-setup
+run:
 	$(need_step)
-	@RKW_FLAVOUR=$(if $(filter-out 0,$(DEBUG)),debug,fast) $(REPO)scripts/run.sh $(FROM) $(STEP) $(if $(CMD),--exec "$(CMD)")
+	$(call ensure,$(RUN_FLAVOUR))
+	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/run.sh $(FROM) $(STEP) $(if $(CMD),--exec "$(CMD)")
 
-check: ensure-setup
+check:
 	$(need_step)
-	@RKW_FLAVOUR=$(if $(filter-out 0,$(FAST)),fast,debug) $(REPO)scripts/test.sh --learner $(STEP)
+	$(call ensure,$(CHECK_FLAVOUR))
+	@RKW_FLAVOUR=$(CHECK_FLAVOUR) $(REPO)scripts/test.sh --learner $(STEP)
 
-test: ensure-setup
+test:
+	$(call ensure,debug)
 	@$(REPO)scripts/test.sh $(STEP)
 
-book: ensure-setup
+book:
+	@[ -x "$$(. $(REPO)scripts/common.sh && echo $$MDBOOK)" ] || RKW_SETUP_FLAVOURS=none $(REPO)scripts/setup.sh
 	@$(REPO)scripts/book.sh
 
-bench: ensure-setup
+bench:
+	$(call ensure,fast)
+	$(call ensure,debug)
 	@$(REPO)scripts/bench.sh $(STEP)
 
 fuzz:

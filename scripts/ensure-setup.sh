@@ -1,6 +1,7 @@
 #!/bin/bash
-# Run `make setup` only when something is missing: the tools, or a kernel
-# built for this config fragment and this rustc.
+# Run `make setup` only when something is missing: the tools, or the
+# RKW_FLAVOUR kernel built for this config and this rustc. Only that kernel
+# is built: a first `make run` needs the fast one, `make test` the debug one.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -10,10 +11,7 @@ ready() {
 	[ -z "${KDIR:-}" ] || return 0 # setup.sh checks a KDIR of yours once; trust it after that
 	local kver
 	kver=$(cat "$CACHE/src/current-version" 2>/dev/null) || return 1
-	local f
-	for f in fast debug; do
-		[ "$(current_kdir $f)" = "$CACHE/kernel/$(kernel_key "$kver" $f)" ] &&
-			[ -f "$CACHE/kernel/$(kernel_key "$kver" $f)/.rkw-complete" ] || return 1
-	done
+	[ "$(current_kdir)" = "$CACHE/kernel/$(kernel_key "$kver" "$FLAVOUR")" ] &&
+		[ -f "$CACHE/kernel/$(kernel_key "$kver" "$FLAVOUR")/.rkw-complete" ]
 }
-ready || "$REPO/scripts/setup.sh"
+ready || RKW_SETUP_FLAVOURS=$FLAVOUR "$REPO/scripts/setup.sh"

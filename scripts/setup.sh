@@ -166,7 +166,7 @@ accel() {
 	local mode=tcg why="no /dev/kvm"
 	if [ -w /dev/kvm ]; then
 		why="/dev/kvm is there but a test boot failed (e.g. a PVM hypervisor that only runs patched guests)"
-		if RKW_FLAVOUR=fast RKW_ACCEL=kvm RKW_VM_TIMEOUT=60 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
+		if RKW_FLAVOUR=${RKW_SETUP_FLAVOURS%% *} RKW_ACCEL=kvm RKW_VM_TIMEOUT=90 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
 			grep -q RKW-BOOT-OK "$CACHE/logs/kvm-probe.log"; then
 			mode=kvm why="a test boot under KVM worked"
 		fi
@@ -179,15 +179,19 @@ say "make setup (cache: $CACHE)"
 timed "Debian packages" apt_packages
 timed "crates.io tools" crate_tools
 timed "virtme-ng" virtme
-[ -n "${KDIR:-}" ] || timed "kernel source" kernel_source
-timed "kernel build (fast)" kernel_build fast
-timed "kernel build (debug)" kernel_build debug
-timed "KVM probe" accel
+[ -n "${KDIR:-}" ] || [ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "kernel source" kernel_source
+# `make setup` builds both flavours; `make run`/`make test` only theirs.
+# (RKW_SETUP_FLAVOURS=none: the tools only, e.g. for `make book`.)
+for flavour in ${RKW_SETUP_FLAVOURS:-fast debug}; do
+	[ "$flavour" = none ] || timed "kernel build ($flavour)" kernel_build "$flavour"
+done
+[ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "KVM probe" accel
 
 # Builds for an older kernel version, fragment or rustc: reclaim their space.
 prune() {
 	local d keep
 	keep=" $(current_kdir fast) $(current_kdir debug) "
+	# (a flavour not built this time keeps its current build)
 	for d in "$CACHE"/kernel/*/; do
 		d=${d%/}
 		[[ "$keep" == *" $d "* ]] && continue
@@ -197,4 +201,4 @@ prune() {
 	rm -f "$CACHE/current-kernel" # the single-flavour layout of before
 }
 [ -n "${KDIR:-}" ] || prune
-say "setup done in $(($(date +%s) - T_ALL)) s: kernels $(current_kdir fast) and $(current_kdir debug)"
+say "setup done in $(($(date +%s) - T_ALL)) s"
