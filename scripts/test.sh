@@ -13,7 +13,8 @@ STEPS=("$@")
 
 PASSED=0
 FAILED=0
-LOGS="$REPO/build/test-logs"
+# Per flavour: a `make check FAST=1` must not overwrite a `make test`'s logs.
+LOGS="$REPO/build/test-logs/$FLAVOUR"
 mkdir -p "$LOGS"
 
 ok() {
