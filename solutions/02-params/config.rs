@@ -17,12 +17,16 @@ pub(crate) const ENTRY_SIZE: u32 = 64;
 
 // ANCHOR: types
 /// A checked set of parameters: every value in it is within its limits.
+///
+/// The fields are private, so `Config::new` is the only way to get one:
+/// code elsewhere reads them with `depth()` and `queues()`, and cannot
+/// build a `Config { depth: 100, queues: 0 }` that skipped the checks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) struct Config {
     /// Entries per queue: a power of two in `MIN_DEPTH..=MAX_DEPTH`.
-    pub(crate) depth: u32,
+    depth: u32,
     /// Number of queues: `1..=MAX_QUEUES`.
-    pub(crate) queues: u32,
+    queues: u32,
 }
 
 /// Why a parameter value was refused.
@@ -83,6 +87,16 @@ impl Config {
     // ANCHOR_END: new
 
     // ANCHOR: derived
+    /// Entries per queue: a power of two in `MIN_DEPTH..=MAX_DEPTH`.
+    pub(crate) fn depth(&self) -> u32 {
+        self.depth
+    }
+
+    /// Number of queues: `1..=MAX_QUEUES`.
+    pub(crate) fn queues(&self) -> u32 {
+        self.queues
+    }
+
     /// log2 of the depth: the number of index bits.
     pub(crate) fn depth_shift(&self) -> u32 {
         self.depth.trailing_zeros()

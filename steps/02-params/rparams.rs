@@ -57,13 +57,13 @@ impl kernel::Module for RParams {
 
         pr_info!(
             "{} queues of {} entries (2^{}), {} bytes of rings\n",
-            config.queues,
-            config.depth,
+            config.queues(),
+            config.depth(),
             config.depth_shift(),
             config.ring_bytes()
         );
         if module_parameters::verbose.value() {
-            for q in 0..config.queues {
+            for q in 0..config.queues() {
                 let start = q * config.queue_bytes();
                 pr_info!(
                     "queue {}: ring bytes {}..{}\n",
@@ -80,6 +80,6 @@ impl kernel::Module for RParams {
 
 impl Drop for RParams {
     fn drop(&mut self) {
-        pr_info!("unloaded ({} queues)\n", self.config.queues);
+        pr_info!("unloaded ({} queues)\n", self.config.queues());
     }
 }

@@ -27,6 +27,10 @@ fn main() {
     let p9 = stage_file("14-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
     let nvme_spec = stage_file("04-pci-probe/spec.rs");
+    let nvme_admin_spec = stage_file("06-admin-queue/spec.rs");
+    let nvme_command = stage_file("06-admin-queue/command.rs");
+    let nvme_ring = stage_file("06-admin-queue/ring.rs");
+    let nvme_identify = stage_file("06-admin-queue/identify.rs");
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("stages.rs");
     let code = format!(
         "/// Which tree these tests were built from.\n\
@@ -41,6 +45,23 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_spec:?}]\n\
          pub mod nvme_spec;\n\
+         /// Stage 06: stage 04's CAP decoding plus the doorbell offsets,\n\
+         /// `{tree}/06-admin-queue/spec.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_admin_spec:?}]\n\
+         pub mod nvme_admin_spec;\n\
+         /// Stage 06: commands and completions, `{tree}/06-admin-queue/command.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_command:?}]\n\
+         pub mod nvme_command;\n\
+         /// Stage 06: SQ/CQ ring indices and phase, `{tree}/06-admin-queue/ring.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_ring:?}]\n\
+         pub mod nvme_ring;\n\
+         /// Stage 06: Identify data, `{tree}/06-admin-queue/identify.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_identify:?}]\n\
+         pub mod nvme_identify;\n\
          /// Stage 14: the 9P2000.L codec, `{tree}/14-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\

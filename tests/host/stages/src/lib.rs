@@ -1,6 +1,7 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
-//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding
-//! (`nvme_*`) and stage 14's 9P codec (`p9_*`).
+//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding and
+//! stage 06's commands, rings and Identify data (`nvme_*`), and stage 14's
+//! 9P codec (`p9_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -14,7 +15,13 @@ include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 pub mod p9_harness;
 
 #[cfg(test)]
+mod nvme_admin_vectors;
+#[cfg(test)]
+mod nvme_identify_vectors;
+#[cfg(test)]
 mod nvme_proptest;
+#[cfg(test)]
+mod nvme_ring_proptest;
 #[cfg(test)]
 mod nvme_vectors;
 #[cfg(test)]

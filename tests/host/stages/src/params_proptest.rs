@@ -61,7 +61,7 @@ proptest! {
         q in 1u32..=64,
     ) {
         let c = Config::new(d, q).map_err(|e| TestCaseError::fail(format!("({d}, {q}): {e:?}")))?;
-        prop_assert_eq!((c.depth, c.queues), (d, q));
+        prop_assert_eq!((c.depth(), c.queues()), (d, q));
         prop_assert_eq!(1u64 << c.depth_shift(), u64::from(d));
         prop_assert_eq!(u64::from(c.queue_bytes()), u64::from(d) * 64);
         prop_assert_eq!(u64::from(c.ring_bytes()), u64::from(q) * u64::from(d) * 64);

@@ -1,4 +1,4 @@
-//! Compile-fail lessons about stage 04's types (tests/host/ui/nvme_*.rs):
+//! Compile-fail lessons about stage 04's and 06's types (tests/host/ui/nvme_*.rs):
 //! each must fail to compile with exactly the error in its `.stderr`.
 //! Re-bless after a deliberate change with `TRYBUILD=overwrite`.
 

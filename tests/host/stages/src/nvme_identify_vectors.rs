@@ -1,0 +1,225 @@
+//! Stage 06: `IdCtrl::parse` and `IdNs::parse` on Identify pages built by
+//! hand, byte by byte, from the NVMe 1.4 data structures (section 5.15,
+//! figures 247 and 249):
+//!
+//! ```text
+//!  Identify Controller              Identify Namespace
+//!  bytes    field                   bytes        field
+//!  1:0      VID    PCI vendor ID    7:0          NSZE   size in blocks
+//!  3:2      SSVID                   ...
+//!  23:4     SN     serial, ASCII    26           FLBAS  3:0 format in use,
+//!  63:24    MN     model, ASCII                         4 metadata at end
+//!  71:64    FR     firmware, ASCII  ...
+//!  ...                              128+4i..+3   LBAF i (i = 0..15):
+//!  77       MDTS   max transfer                  15:0 MS, 23:16 LBADS,
+//!  79:78    CNTLID                               25:24 RP
+//!  ...
+//!  519:516  NN     namespaces
+//! ```
+//!
+//! Every byte the parser must not read is filled with `FILL`, so a field
+//! read one byte off shows as 0xee in the result.
+
+use crate::nvme_identify::{ascii, IdCtrl, IdNs, IDENTIFY_SIZE};
+
+const FILL: u8 = 0xee;
+
+/// A page with `bytes` written at `at`, everything else `FILL`.
+fn put(page: &mut [u8], at: usize, bytes: &[u8]) {
+    page[at..at + bytes.len()].copy_from_slice(bytes);
+}
+
+/// QEMU's Identify Controller, as far as the driver reads it.
+fn ctrl_page() -> Vec<u8> {
+    let mut p = vec![FILL; 4096];
+    put(&mut p, 0, &[0x36, 0x1b]); // VID 0x1b36, little-endian
+    put(&mut p, 4, b"rkw0001             "); // SN: 20 bytes, space padded
+    put(&mut p, 24, b"QEMU NVMe Ctrl                          "); // MN: 40 bytes
+    put(&mut p, 64, b"7.2.0   "); // FR: 8 bytes
+    p[77] = 7; // MDTS: 4 KiB << 7 = 512 KiB
+    put(&mut p, 78, &[0x34, 0x12]); // CNTLID 0x1234
+    put(&mut p, 516, &[0x01, 0x02, 0x03, 0x04]); // NN 0x04030201
+    p
+}
+
+#[test]
+fn nvme_identify_size_is_a_page() {
+    assert_eq!(IDENTIFY_SIZE, 4096);
+}
+
+#[test]
+fn nvme_id_ctrl_fields_at_the_spec_offsets() {
+    let id = IdCtrl::parse(&ctrl_page()).expect("a full page parses");
+    assert_eq!(id.vid, 0x1b36);
+    assert_eq!(&id.sn, b"rkw0001             ");
+    assert_eq!(&id.mn, b"QEMU NVMe Ctrl                          ");
+    assert_eq!(&id.fr, b"7.2.0   ");
+    assert_eq!(id.mdts, 7);
+    assert_eq!(id.cntlid, 0x1234);
+    assert_eq!(id.nn, 0x0403_0201);
+    assert_eq!(ascii(&id.sn), "rkw0001");
+    assert_eq!(ascii(&id.mn), "QEMU NVMe Ctrl");
+    assert_eq!(ascii(&id.fr), "7.2.0");
+}
+
+#[test]
+fn nvme_id_ctrl_field_edges() {
+    // The first and last byte of each text field are its own.
+    let mut p = ctrl_page();
+    p[4] = b'<';
+    p[23] = b'>';
+    p[24] = b'[';
+    p[63] = b']';
+    p[64] = b'(';
+    p[71] = b')';
+    let id = IdCtrl::parse(&p).unwrap();
+    assert_eq!((id.sn[0], id.sn[19]), (b'<', b'>'));
+    assert_eq!((id.mn[0], id.mn[39]), (b'[', b']'));
+    assert_eq!((id.fr[0], id.fr[7]), (b'(', b')'));
+    // The bytes between the fields are not read: 2..4 (SSVID), 72..77,
+    // 80..516, 520.. stay FILL and change nothing.
+    let mut q = ctrl_page();
+    for b in [2, 3, 72, 76, 80, 515, 520, 4095] {
+        q[b] = 0x00;
+    }
+    assert_eq!(IdCtrl::parse(&q), IdCtrl::parse(&ctrl_page()));
+}
+
+#[test]
+fn nvme_id_ctrl_short_pages() {
+    let p = ctrl_page();
+    // NN ends at byte 519: 520 bytes are the least that parse.
+    assert!(IdCtrl::parse(&p[..520]).is_some());
+    assert_eq!(IdCtrl::parse(&p[..520]), IdCtrl::parse(&p));
+    for len in [0, 1, 2, 23, 63, 77, 78, 79, 80, 516, 519] {
+        assert_eq!(IdCtrl::parse(&p[..len]), None, "{len} bytes");
+    }
+}
+
+#[test]
+fn nvme_id_ctrl_max_transfer() {
+    let mut id = IdCtrl::parse(&ctrl_page()).unwrap();
+    // MDTS 7, in units of the minimum page size: 4096 << 7 = 524288.
+    assert_eq!(id.max_transfer(4096), Some(524_288));
+    assert_eq!(id.max_transfer(8192), Some(1 << 20));
+    // MDTS 0: no limit.
+    id.mdts = 0;
+    assert_eq!(id.max_transfer(4096), None);
+    id.mdts = 1;
+    assert_eq!(id.max_transfer(4096), Some(8192));
+}
+
+/// An Identify Namespace page: `nsze` blocks, format `flbas`, and LBA
+/// format descriptors `lbaf` (MS, LBADS, RP) from byte 128.
+fn ns_page(nsze: u64, flbas: u8, lbaf: &[(u16, u8, u8)]) -> Vec<u8> {
+    let mut p = vec![FILL; 4096];
+    put(&mut p, 0, &nsze.to_le_bytes());
+    p[26] = flbas;
+    for (i, &(ms, lbads, rp)) in lbaf.iter().enumerate() {
+        let [ms0, ms1] = ms.to_le_bytes();
+        put(&mut p, 128 + 4 * i, &[ms0, ms1, lbads, rp]);
+    }
+    p
+}
+
+#[test]
+fn nvme_id_ns_qemu_default() {
+    // QEMU's default namespace: format 0, 512-byte blocks (LBADS 9), no
+    // metadata. 0x20000 blocks = 64 MiB.
+    let p = ns_page(0x2_0000, 0, &[(0, 9, 0)]);
+    let ns = IdNs::parse(&p).expect("parses");
+    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9 });
+    assert_eq!(ns.block_size(), Some(512));
+}
+
+#[test]
+fn nvme_id_ns_nsze_is_64_bit_little_endian() {
+    let p = ns_page(0x0102_0304_0506_0708, 0, &[(0, 12, 0)]);
+    assert_eq!(&p[..8], &[0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01]);
+    assert_eq!(IdNs::parse(&p).unwrap().nsze, 0x0102_0304_0506_0708);
+}
+
+#[test]
+fn nvme_id_ns_format_selects_the_descriptor() {
+    // Formats 0..=3 with LBADS 9, 10, 12, 13 and metadata sizes that would
+    // confuse a parser reading the wrong byte of the descriptor.
+    let lbaf = [(8, 9, 0), (16, 10, 1), (0, 12, 2), (64, 13, 3)];
+    for (format, lbads) in [(0u8, 9u8), (1, 10), (2, 12), (3, 13)] {
+        let ns = IdNs::parse(&ns_page(1000, format, &lbaf)).unwrap();
+        assert_eq!((ns.format, ns.lbads), (format, lbads), "FLBAS {format}");
+        assert_eq!(ns.block_size(), Some(1 << lbads));
+    }
+    // FLBAS bit 4 (metadata at the end of the block) and bits 7:5 are not
+    // part of the index: 0x13 and 0xf3 are format 3.
+    for flbas in [0x13, 0xf3] {
+        assert_eq!(IdNs::parse(&ns_page(1000, flbas, &lbaf)).unwrap().lbads, 13, "{flbas:#x}");
+    }
+}
+
+#[test]
+fn nvme_id_ns_format_15_is_the_last_descriptor() {
+    // LBAF 15 is bytes 188..192; LBADS at byte 190.
+    let mut p = ns_page(1, 15, &[]);
+    p[190] = 12;
+    let ns = IdNs::parse(&p).unwrap();
+    assert_eq!((ns.format, ns.lbads, ns.block_size()), (15, 12, Some(4096)));
+}
+
+#[test]
+fn nvme_id_ns_short_pages() {
+    let p = ns_page(7, 0, &[(0, 9, 0)]);
+    // Format 0's LBADS is byte 130: 131 bytes are the least that parse.
+    assert_eq!(IdNs::parse(&p[..131]), IdNs::parse(&p));
+    for len in [0, 7, 8, 26, 27, 128, 130] {
+        assert_eq!(IdNs::parse(&p[..len]), None, "{len} bytes");
+    }
+    // Format 15's LBADS is byte 190.
+    let mut p = ns_page(7, 15, &[]);
+    p[190] = 9;
+    assert!(IdNs::parse(&p[..191]).is_some());
+    assert_eq!(IdNs::parse(&p[..190]), None);
+}
+
+#[test]
+fn nvme_id_ns_block_size_bounds() {
+    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads };
+    // Below 512 bytes the specification does not allow a block size.
+    for lbads in [0, 1, 8] {
+        assert_eq!(ns(lbads).block_size(), None, "LBADS {lbads}");
+    }
+    assert_eq!(ns(9).block_size(), Some(512));
+    assert_eq!(ns(12).block_size(), Some(4096));
+    assert_eq!(ns(31).block_size(), Some(0x8000_0000));
+    // 2^32 does not fit the u32.
+    for lbads in [32, 33, 64, 255] {
+        assert_eq!(ns(lbads).block_size(), None, "LBADS {lbads}");
+    }
+    // And through the parser: FILL (0xee) as LBADS is refused, not a panic.
+    let p = ns_page(1, 0, &[(0, FILL, 0)]);
+    assert_eq!(IdNs::parse(&p).unwrap().block_size(), None);
+}
+
+#[test]
+fn nvme_ascii_trims_the_padding() {
+    assert_eq!(ascii(b"QEMU NVMe Ctrl      "), "QEMU NVMe Ctrl");
+    assert_eq!(ascii(b"rkw0001"), "rkw0001");
+    assert_eq!(ascii(b"        "), "");
+    assert_eq!(ascii(b""), "");
+    // Only trailing spaces go: leading and inner ones are part of the text.
+    assert_eq!(ascii(b"  a b  "), "  a b");
+}
+
+#[test]
+fn nvme_ascii_stops_at_non_printable_bytes() {
+    // A NUL, a control character, DEL or a byte >= 0x80 ends the text; what
+    // comes before it is kept, without trailing spaces.
+    assert_eq!(ascii(b"abc\0def"), "abc");
+    assert_eq!(ascii(b"abc \0   "), "abc");
+    assert_eq!(ascii(b"ab\ncd"), "ab");
+    assert_eq!(ascii(b"ab\x7fcd"), "ab");
+    assert_eq!(ascii(b"ab\xc3\xa9cd"), "ab"); // UTF-8 "é": not ASCII
+    assert_eq!(ascii(b"\xffabc"), "");
+    assert_eq!(ascii(&[FILL; 20]), "");
+    // The printable range is 0x20 (space) ..= 0x7e (tilde).
+    assert_eq!(ascii(b" ~}"), " ~}");
+}
