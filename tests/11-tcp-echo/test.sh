@@ -53,7 +53,7 @@ mark
 is_ok "clients that disconnect abruptly do not disturb the server" $CLIENT abrupt $PORT
 expect_no_dmesg "and no error is logged for them" 'ended with an error|dropped a connection|accept failed'
 
-hint "stop: set the flag, shut down the listener and every live stream, then wait for the work items"
+hint "the clients need a working echo first (recv, send_all)"
 $CLIENT hold $PORT 6 >"$W/hold" 2>&1 &
 holdpid=$!
 for _ in $(seq 100); do grep -q ready "$W/hold" && break; sleep 0.1; done
@@ -62,6 +62,7 @@ if grep -q ready "$W/hold"; then
 else
 	fail "6 clients connected (one blocked mid-transfer)" "$(cat "$W/hold")"
 fi
+hint "stop: set the flag, shut down the listener and every live stream, then wait for the work items"
 mark
 t0=$(date +%s%N)
 timeout 20 rmmod "$MODULE"
@@ -81,7 +82,8 @@ expect_dmesg "the server logs that it stopped" 'stopped after [0-9]+ connections
 
 hint "Drop must release every socket; reuseaddr lets a reload bind despite TIME_WAIT connections"
 reload_twice port=$PORT
-load port=7200 && is_ok "loaded on another port, it echoes there" $CLIENT echo 7200 2
+load port=7200 && hint "recv must return what kernel_recvmsg received; send_all must loop until every byte is sent" &&
+	is_ok "loaded on another port, it echoes there" $CLIENT echo 7200 2
 unload
 rm -rf "$W"
 finish
