@@ -195,6 +195,7 @@ impl Drop for RNvme<'_> {
     }
 }
 
+// ANCHOR: module
 kernel::module_pci_driver! {
     type: RNvmeDriver,
     name: "rnvme",
@@ -208,3 +209,4 @@ kernel::module_pci_driver! {
         },
     },
 }
+// ANCHOR_END: module

@@ -12,10 +12,12 @@ pub(crate) const BAR0_SIZE: usize = 0x2000;
 /// Offset of CAP: 64 bits, which 7.3's `register!` cannot describe on a PCI
 /// BAR (its accesses are at most 32 bits there), so `spec::Cap` decodes it.
 pub(crate) const CAP: usize = 0x00;
+// ANCHOR: admin
 /// Offset of ASQ, the admin submission queue's bus address (64 bits).
 pub(crate) const ASQ: usize = 0x28;
 /// Offset of ACQ, the admin completion queue's bus address (64 bits).
 pub(crate) const ACQ: usize = 0x30;
+// ANCHOR_END: admin
 
 // ANCHOR: vs
 register! {

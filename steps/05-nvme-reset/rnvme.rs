@@ -196,6 +196,7 @@ impl Drop for RNvme<'_> {
     }
 }
 
+// ANCHOR: module
 kernel::module_pci_driver! {
     type: RNvmeDriver,
     name: "rnvme",
@@ -209,3 +210,4 @@ kernel::module_pci_driver! {
         },
     },
 }
+// ANCHOR_END: module

@@ -56,6 +56,7 @@ pub(crate) struct QueuePair {
 // ANCHOR_END: queue
 
 impl QueuePair {
+    // ANCHOR: new
     /// Allocates queue `qid` with `depth` entries in each ring.
     pub(crate) fn new(dev: &Device<kernel::device::Bound>, cap: &Cap, qid: u16, depth: u16) -> Result<QueuePair> {
         Ok(QueuePair {
@@ -68,6 +69,7 @@ impl QueuePair {
             next_cid: 0,
         })
     }
+    // ANCHOR_END: new
 
     /// Bus address of the submission queue, for ASQ (or Create I/O SQ).
     pub(crate) fn sq_address(&self) -> u64 {
