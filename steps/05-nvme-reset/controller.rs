@@ -27,13 +27,15 @@ use crate::{
 // ANCHOR: wait
 /// Waits until CSTS.RDY equals `ready`, for at most CAP.TO.
 ///
-/// Fails with `ETIMEDOUT` if the controller takes longer, and with `EIO` if
-/// it reports fatal status (CSTS.CFS) instead: then RDY would never change.
+/// Fails with `ETIMEDOUT` if the controller takes longer. While enabling, a
+/// fatal status (CSTS.CFS) means RDY will never become 1: that is an `EIO`
+/// at once. While disabling it is ignored: disabling is how a failed
+/// controller is reset.
 fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
     let timeout = Delta::from_millis(i64::from(cap.timeout_ms()));
     let csts = read_poll_timeout(
         || Ok(bar.read(CSTS)),
-        |csts| csts.rdy() == ready || csts.cfs(),
+        |csts| csts.rdy() == ready || (ready && csts.cfs()),
         Delta::from_millis(1),
         timeout,
     )
@@ -45,8 +47,8 @@ fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
             cap.timeout_ms()
         )
     })?;
-    if csts.cfs() {
-        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY={}\n", ready);
+    if ready && csts.rdy() != ready {
+        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY=1\n");
         return Err(EIO);
     }
     Ok(())

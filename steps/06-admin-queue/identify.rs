@@ -45,11 +45,15 @@ impl IdCtrl {
     }
 
     /// The largest transfer in bytes, given the controller's minimum page
-    /// size; `None` if there is no limit.
+    /// size; `None` if there is no limit. A limit too large for `usize`
+    /// saturates (it is no limit in practice either, but stays a limit).
     pub(crate) fn max_transfer(&self, min_page_size: usize) -> Option<usize> {
         match self.mdts {
             0 => None,
-            m => min_page_size.checked_shl(u32::from(m)),
+            m => {
+                let pages = 1usize.checked_shl(u32::from(m)).unwrap_or(usize::MAX);
+                Some(min_page_size.saturating_mul(pages))
+            }
         }
     }
 }

@@ -143,7 +143,12 @@ impl pci::Driver for RNvmeDriver {
         );
         // ANCHOR_END: reset
 
-        let id = match identify(pdev, &bar, &cap, &mut admin) {
+        // One page for the controller to write Identify data into; 4 KiB
+        // aligned, as every allocation of a page or more is, so one PRP entry
+        // covers it. It lives until probe returns: on an error below the
+        // controller is disabled first, so it cannot write into freed memory.
+        let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+        let id = match identify(pdev, &bar, &cap, &mut admin, &page) {
             Ok(id) => id,
             Err(e) => {
                 let _ = controller::disable(pdev.as_ref(), &bar, &cap);
@@ -210,11 +215,13 @@ fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
 
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
-fn identify(pdev: &pci::Device<Core<'_>>, bar: &Bar0<'_>, cap: &Cap, admin: &mut QueuePair) -> Result<IdCtrl> {
-    // One page for the controller to write the answer into; 4 KiB aligned,
-    // as every allocation of a page or more is, so one PRP entry covers it.
-    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-
+fn identify(
+    pdev: &pci::Device<Core<'_>>,
+    bar: &Bar0<'_>,
+    cap: &Cap,
+    admin: &mut QueuePair,
+    page: &Coherent<[u8]>,
+) -> Result<IdCtrl> {
     let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
     admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
     // SAFETY: The controller wrote the page before it posted the completion
