@@ -65,7 +65,7 @@ done
 
 export RKW_TREE=$TREE
 export RUSTC=/usr/bin/rustc
-export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-1}
+export CARGO_BUILD_JOBS=${CARGO_BUILD_JOBS:-$(nproc)}
 export CARGO_TERM_COLOR=never
 export RUST_BACKTRACE=0
 
