@@ -66,3 +66,10 @@ stage_name() {
 	done
 	die "there is no stage $1 (see the folders in tests/)"
 }
+
+# stage_env NN-name VAR: the value of VAR in tests/NN-name/stage.env (MODULE,
+# DEVICES, VM), empty if it is not set there.
+stage_env() {
+	# shellcheck disable=SC1090
+	(. "$REPO/tests/$1/stage.env" && eval "echo \"\${$2:-}\"")
+}

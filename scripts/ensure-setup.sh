@@ -9,9 +9,9 @@ ready() {
 	[ -x "$RUSTC" ] && [ -x "$BINDGEN" ] && [ -x "$MDBOOK" ] && [ -x "$VENV/bin/vng" ] || return 1
 	[ -f "$CACHE/accel" ] || return 1
 	[ -z "${KDIR:-}" ] || return 0 # setup.sh checks a KDIR of yours once; trust it after that
-	local kver
+	local kver want
 	kver=$(cat "$CACHE/src/current-version" 2>/dev/null) || return 1
-	[ "$(current_kdir)" = "$CACHE/kernel/$(kernel_key "$kver" "$FLAVOUR")" ] &&
-		[ -f "$CACHE/kernel/$(kernel_key "$kver" "$FLAVOUR")/.rkw-complete" ]
+	want="$CACHE/kernel/$(kernel_key "$kver" "$FLAVOUR")"
+	[ "$(current_kdir)" = "$want" ] && [ -f "$want/.rkw-complete" ]
 }
 ready || RKW_SETUP_FLAVOURS=$FLAVOUR "$REPO/scripts/setup.sh"

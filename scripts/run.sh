@@ -12,8 +12,7 @@ CMD=""
 
 say "building $TREE/$STAGE for the $FLAVOUR kernel"
 "$REPO/scripts/build-stage.sh" "$TREE" "$STAGE" >/dev/null
-# shellcheck disable=SC1090
-. "$REPO/tests/$STAGE/stage.env"
+MODULE=$(stage_env "$STAGE" MODULE)
 KO=$(find "$MODULES_DIR/$TREE/$STAGE" -name "$MODULE.ko" | head -1)
 
 # What the guest runs first: load the module and show what it logged.

@@ -37,24 +37,26 @@ stages() {
 	fi
 }
 
+# section STAGE TREE LOG: the lines of one tree's run in a VM log, between
+# its RKW:begin and RKW:end markers.
+section() {
+	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '$0 == b { on = 1; next } $0 == e { on = 0 } on' "$3"
+}
+
 # count STAGE TREE LOG: "pass fail ended" of one tree's run in a VM log.
 count() {
-	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '
-		$0 == b { on = 1; next }
-		$0 == e { on = 0; ended = 1; next }
-		on && /^RKW:ok / { p++ }
-		on && /^RKW:not-ok / { f++ }
-		END { printf "%d %d %d\n", p, f, ended }' "$3"
+	local lines ended=0
+	lines=$(section "$@")
+	grep -qx "RKW:end $1 $2" "$3" && ended=1
+	echo "$(grep -c '^RKW:ok ' <<<"$lines") $(grep -c '^RKW:not-ok ' <<<"$lines") $ended"
 }
 
 # details STAGE TREE LOG: the failed checks of one tree, with their explanations.
 details() {
-	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '
-		$0 == b { on = 1; next }
-		$0 == e { on = 0; next }
-		on && /^RKW:not-ok / { show = 1; sub(/^RKW:not-ok /, "x "); print; next }
-		on && /^RKW:ok / { show = 0; next }
-		on && show && /^#/ { print }' "$3"
+	section "$@" | awk '
+		/^RKW:not-ok / { show = 1; sub(/^RKW:not-ok /, "x "); print; next }
+		/^RKW:ok / { show = 0; next }
+		show && /^#/ { print }'
 }
 
 # judge STAGE TREE LOG: the stage's guest-side results for one tree.
@@ -84,6 +86,11 @@ host_stage() {
 	local stage=$1
 	if [ -n "$LEARNER" ]; then
 		bash "$REPO/tests/$stage/test.sh" steps 2>&1 | tee "$LOGS/$stage-steps.log"
+		# The learner's closing line counts that test's checks, one by one.
+		local p f
+		read -r p f < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-steps.log" | tail -1 | awk '{print $1, $3}')
+		PASSED=$((PASSED + ${p:-0}))
+		FAILED=$((FAILED + ${f:-1}))
 		return
 	fi
 	if bash "$REPO/tests/$stage/test.sh" solutions >"$LOGS/$stage-solutions.log" 2>&1; then
@@ -138,7 +145,7 @@ run_vms() {
 	: >"$log" # appended to: vng writes stdout and stderr through separate opens
 	local r
 	for r in "${pending[@]}"; do
-		devices+=" $(. "$REPO/tests/${r%%:*}/stage.env" && echo "${DEVICES:-}")"
+		devices+=" $(stage_env "${r%%:*}" DEVICES)"
 	done
 	devices=$(tr ' ' '\n' <<<"$devices" | sort -u | xargs)
 	while [ ${#pending[@]} -gt 0 ]; do
@@ -153,9 +160,9 @@ run_vms() {
 		echo "boot $boot: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
-		local rest=() started=""
+		local rest=()
 		for r in "${pending[@]}"; do
-			if grep -q "^RKW:begin ${r%%:*} " "$log"; then started=${r%%:*}; else rest+=("$r"); fi
+			grep -q "^RKW:begin ${r%%:*} " "$log" || rest+=("$r")
 		done
 		[ ${#rest[@]} -lt ${#pending[@]} ] || break # no progress at all: give up
 		pending=("${rest[@]}")
@@ -182,7 +189,7 @@ learner_report() {
 		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped early; its last lines:"; tail -25 "$log")"
 		return
 	fi
-	awk -v b="RKW:begin $stage steps" -v e="RKW:end $stage steps" '$0 == b { on = 1; next } $0 == e { on = 0 } on' "$log" |
+	section "$stage" steps "$log" |
 		while IFS= read -r line; do
 			case "$line" in
 			RKW:ok\ *) printf '\033[32m  ✓\033[0m %s\n' "${line#RKW:ok }" ;;
@@ -203,13 +210,9 @@ learner_report() {
 }
 
 # ---- the whole run -----------------------------------------------------------------
-KDIR=$(current_kdir)
-[ -n "$KDIR" ] && [ -f "$KDIR/Module.symvers" ] || die "no workshop kernel yet: run 'make setup' first"
-
 STAGES=$(stages) || exit 2
 for stage in $STAGES; do
-	# shellcheck disable=SC1090
-	if (. "$REPO/tests/$stage/stage.env" && [ "${VM:-yes}" = no ]); then
+	if [ "$(stage_env "$stage" VM)" = no ]; then
 		host_stage "$stage"
 	else
 		build_stage "$stage"

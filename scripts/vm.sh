@@ -46,8 +46,7 @@ VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${RKW_VM_CPUS:-2}" --memor
 # ---- the stage's devices ---------------------------------------------------
 DEVICES=$DEVICES_OVERRIDE
 if [ -z "$DEVICES" ] && [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]; then
-	# shellcheck disable=SC1090
-	DEVICES=$(. "$REPO/tests/$STAGE/stage.env" && echo "${DEVICES:-}")
+	DEVICES=$(stage_env "$STAGE" DEVICES)
 fi
 QEMU_OPTS=()
 for dev in $DEVICES; do

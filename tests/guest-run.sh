@@ -8,19 +8,20 @@
 cd "$(dirname "$0")/.." || exit 1
 export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
 
-# Taint bits that do not mean trouble: O (out-of-tree module), E (unsigned).
-tainted() { [ $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))) -ne 0 ]; }
+# shellcheck source=health.sh
+. tests/health.sh
 
 echo "RKW:guest-up $(uname -r)"
 for arg in "$@"; do
 	STAGE=${arg%%:*}
+	MODULE="" DEVICES=""
 	# shellcheck disable=SC1090
-	MODULE=$(. "tests/$STAGE/stage.env" && echo "$MODULE")
-	RKW_STAGE_DEVICES=$(. "tests/$STAGE/stage.env" && echo "${DEVICES:-}")
+	. "tests/$STAGE/stage.env"
+	RKW_STAGE_DEVICES=$DEVICES
 	export MODULE RKW_STAGE_DEVICES
 	trees=${arg#*:}
 	for t in ${trees//,/ }; do
-		if tainted; then
+		if [ "$(bad_taint)" -ne 0 ]; then
 			echo "RKW:stop kernel tainted ($(cat /proc/sys/kernel/tainted)) before $STAGE $t"
 			exit 0
 		fi
@@ -34,7 +35,7 @@ for arg in "$@"; do
 		fi
 		# A module the test left behind would spoil the next run.
 		grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
-			echo "RKW:end $STAGE $t"
+		echo "RKW:end $STAGE $t"
 	done
 done
 echo "RKW:all-done"

@@ -10,6 +10,9 @@
 : "${MODULE:?stage.env must set MODULE}"
 : "${KO:?the runner must set KO, the path of the module to test}"
 
+# shellcheck source=health.sh
+. "$(dirname "${BASH_SOURCE[0]}")/health.sh"
+
 RKW_PASS=0
 RKW_FAIL=0
 RKW_MARK=""
@@ -45,9 +48,14 @@ mark() {
 	echo "$RKW_MARK" >/dev/kmsg
 }
 
+# log_since MARK: the kernel log after the line MARK, with timestamps.
+log_since() {
+	dmesg | sed -n "/$1/,\$p" | sed '1d'
+}
+
 # dmesg_since_mark: the kernel log since the last mark, without timestamps.
 dmesg_since_mark() {
-	dmesg | sed -n "/$RKW_MARK/,\$p" | sed -e '1d' -e 's/^\[ *[0-9.]*\] //'
+	log_since "$RKW_MARK" | sed 's/^\[ *[0-9.]*\] //'
 }
 
 excerpt() { # the last lines of the log since the mark, for failure reports
@@ -120,21 +128,19 @@ reload_twice() {
 }
 
 # ---- the kernel's health ---------------------------------------------------------
-# Reports that mean the module under test broke the kernel.
-RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at'
-
-# kernel_is_clean: no oops, warning, KASAN or lockdep report since the stage
-# began, and no taint other than "out-of-tree module" (O) or "unsigned" (E).
+# kernel_is_clean: no oops, warning, KASAN or lockdep report (RKW_BAD) since
+# the stage began, and no taint other than O or E (see health.sh).
 kernel_is_clean() {
-	local reports taint
-	reports=$(dmesg | sed -n "/$RKW_STAGE_MARK/,\$p" | grep -E -- "$RKW_BAD" | head -5)
-	taint=$(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192)))
+	local log reports taint
+	log=$(log_since "$RKW_STAGE_MARK")
+	reports=$(grep -E -- "$RKW_BAD" <<<"$log" | head -5)
+	taint=$(bad_taint)
 	if [ -z "$reports" ] && [ "$taint" -eq 0 ]; then
 		pass "kernel log has no oops, warning, KASAN or lockdep report; no taint"
 	else
 		fail "kernel log has no oops, warning, KASAN or lockdep report; no taint" \
 			"taint flags (besides O/E): $taint" "reports:" "$reports" \
-			"$(dmesg | sed -n "/$RKW_STAGE_MARK/,\$p" | grep -B2 -A12 -m1 -E -- "$RKW_BAD")"
+			"$(grep -B2 -A12 -m1 -E -- "$RKW_BAD" <<<"$log")"
 	fi
 }
 
@@ -143,9 +149,11 @@ kernel_is_clean() {
 # The VM runner points RKW_NVME_TRACE at QEMU's trace file, which the guest
 # reads live through the host's file system.
 nvme_trace_lines() { [ -r "${RKW_NVME_TRACE:-}" ] && wc -l <"$RKW_NVME_TRACE" || echo 0; }
+# new_nvme_trace: the trace lines QEMU wrote since RKW_TRACE_START.
+new_nvme_trace() { tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null; }
 nvme_trace_is_clean() {
 	local new
-	new=$(tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null | head -10)
+	new=$(new_nvme_trace | head -10)
 	if [ -z "$new" ]; then
 		pass "QEMU's NVMe model reported no protocol errors"
 	else
@@ -159,7 +167,7 @@ nvme_trace_is_clean() {
 # longer counted against nvme_trace_is_clean.
 expect_nvme_trace() {
 	local new
-	new=$(tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null)
+	new=$(new_nvme_trace)
 	if [ -n "$new" ] && ! grep -qvE -- "$2" <<<"$new"; then
 		pass "$1"
 	else
