@@ -24,20 +24,26 @@ args=(-C "$KDIR" M="$REPO" MO="$MO" STAGE_DIR="$TREE/$STAGE")
 args+=($(kmake_args))
 [ -n "$STRICT" ] && args+=(CLIPPY=1 CLIPPY_DRIVER=/usr/bin/clippy-driver)
 
+# compiler_said: the compiler's diagnostics from the log, without make's
+# recursion lines and Kbuild's progress lines ("  RUSTC [M] ..."); the whole
+# log if nothing else is left.
+compiler_said() {
+	grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2 || cat "$LOG" >&2
+}
+
 if ! make "${args[@]}" modules >"$LOG" 2>&1; then
 	echo "--- $TREE/$STAGE does not build. The compiler said:" >&2
-	# Keep the compiler's diagnostics, drop make's recursion and progress lines.
-	grep -vE '^make(\[[0-9]+\])?: |^  (RUSTC|CC|LD|MODPOST|AR|CLIPPY)( \[M\])? |^  [A-Z]+ +' "$LOG" >&2 || cat "$LOG" >&2
+	compiler_said
 	echo "--- (full log: ${LOG#"$REPO"/})" >&2
 	exit 1
 fi
 if grep -qE '^(warning|error)(\[[A-Za-z0-9_]+\])?:|: warning:' "$LOG"; then
 	if [ -n "$STRICT" ]; then
 		echo "--- $TREE/$STAGE builds, but with warnings (solutions must be warning-free):" >&2
-		grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2
+		compiler_said
 		exit 1
 	fi
 	echo "--- $TREE/$STAGE builds, with warnings:" >&2
-	grep -vE '^make(\[[0-9]+\])?: |^  [A-Z]+( \[M\])? ' "$LOG" >&2
+	compiler_said
 fi
 find "$OUT" -name '*.ko' -printf "${OUT#"$REPO"/}/%P\n"
