@@ -93,12 +93,13 @@ expect_dmesg() {
 # wait_dmesg DESC REGEX SECONDS: the kernel logs a line matching REGEX since
 # the mark within SECONDS (for work a module does after insmod returned).
 wait_dmesg() {
-	local i
-	for ((i = 0; i < $3 * 5; i++)); do
+	local deadline=$((SECONDS + $3))
+	while :; do
 		if dmesg_since_mark | grep -qE -- "$2"; then
 			pass "$1"
 			return 0
 		fi
+		[ $SECONDS -lt $deadline ] || break
 		sleep 0.2
 	done
 	fail "$1" "no kernel log line matching $2 within $3 s" "$(excerpt)"
