@@ -1,7 +1,8 @@
 #!/bin/bash
 # make bench: the speed numbers of the workshop (benchmarks, never tests).
 #   VM boot + power-off under the machine's accelerator, both kernel flavours;
-#   an out-of-tree module build; the 9P codec's decode throughput.
+#   an out-of-tree module build; the 9P codec's decode throughput; stage 11's
+#   blocking echo server against stage 13's async one.
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -32,5 +33,10 @@ record module-build-01 "$(secs "$REPO/scripts/build-stage.sh" solutions 01)" s
 
 say "9P decode throughput (stage 14 codec, host)"
 record p9-decode "$("$REPO/scripts/bench-9p.sh" 3 2>>"$OUT/bench.log" | awk '/^p9-decode-msgs-per-sec/ { print $2 }')" msgs/s
+
+say "echo servers: stage 11 (a thread per connection) vs stage 13 (tasks on 2 workers)"
+"$REPO/scripts/bench-echo.sh" 10 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" |
+	awk 'NF == 3 && /^echo-/' >>"$RES" || say "the echo benchmark failed (see ${OUT#"$REPO"/}/bench.log)"
+grep '^echo-' "$RES" || true
 
 say "results in ${RES#"$REPO"/}"

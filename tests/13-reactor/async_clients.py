@@ -8,8 +8,9 @@ Usage: async_clients.py COMMAND PORT [ARGS]
                               messages of random sizes and checks every echo
   stall PORT                  a slow reader, a half-closed client and idle
                               connections, while 32 clients echo normally
-  load PORT CONNS SECONDS     CONNS connections echo as fast as they can for
-                              SECONDS; prints messages/s and latencies
+  load PORT CONNS SECONDS     opens CONNS connections (prints "ready"), then they
+                              echo as fast as they can for SECONDS; prints
+                              messages/s and latencies
                               (for benchmarks, and for rmmod under load: a
                               connection the server closes ends the client)
 Prints "ok ..." on success, or what went wrong (exit status 1).
@@ -127,10 +128,9 @@ async def cmd_load(port, conns, seconds):
     lat = []
     done = [0]
     ended = [0]
-    stop = time.monotonic() + seconds
+    stop = 0
 
-    async def client(i):
-        reader, writer = await connect(port)
+    async def client(reader, writer):
         data = os.urandom(512)
         try:
             while time.monotonic() < stop:
@@ -143,8 +143,11 @@ async def cmd_load(port, conns, seconds):
             ended[0] += 1  # the server closed the connection (rmmod)
         writer.close()
 
+    streams = await asyncio.gather(*[connect(port) for _ in range(conns)])
+    print("ready", flush=True)  # every connection is open (test.sh waits for this)
+    stop = time.monotonic() + seconds
     t0 = time.monotonic()
-    results = await asyncio.gather(*[client(i) for i in range(conns)], return_exceptions=True)
+    results = await asyncio.gather(*[client(r, w) for r, w in streams], return_exceptions=True)
     errors = [f"{type(r).__name__}: {r}" for r in results if isinstance(r, BaseException)]
     elapsed = time.monotonic() - t0
     if errors:

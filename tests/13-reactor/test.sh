@@ -76,7 +76,8 @@ holdpid=$!
 for _ in $(seq 100); do grep -q ready "$W/hold" && break; sleep 0.1; done
 $ASYNC load $PORT 64 600 >"$W/load" 2>&1 &
 loadpid=$!
-sleep 3
+for _ in $(seq 300); do grep -q ready "$W/load" && break; sleep 0.1; done
+sleep 1
 mark
 t0=$(date +%s%N)
 timeout 20 rmmod "$MODULE"

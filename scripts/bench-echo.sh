@@ -1,0 +1,45 @@
+#!/bin/bash
+# Benchmark (not a test): stage 11's blocking echo server (a work item, so a
+# worker thread, per connection) against stage 13's async one (tasks on 2
+# workers), under the same load, in one VM boot on the fast kernel.
+#
+#   scripts/bench-echo.sh [SECONDS]    (default 10 per run)
+#
+# Each run: CONNS connections each send 512-byte messages and wait for the
+# echo, as fast as they can (tests/13-reactor/async_clients.py load). Prints
+# messages/s, latency percentiles and the kernel worker threads alive during
+# the load; the last lines are "echo-<server>-<conns> <msg/s>" for bench.sh.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+SECS=${1:-10}
+export RKW_FLAVOUR=fast
+"$REPO/scripts/ensure-setup.sh" >/dev/null
+for s in 11 13; do "$REPO/scripts/build-stage.sh" solutions "$s" >/dev/null; done
+MO="$REPO/build/modules-fast/solutions"
+GUEST="$REPO/build/bench-echo-guest.sh"
+cat >"$GUEST" <<EOS
+#!/bin/bash
+# One server at a time, same load, same VM.
+LOAD="python3 $REPO/tests/13-reactor/async_clients.py load"
+run() { # run NAME PORT CONNS
+	ps -e -o comm= | grep -c '^kworker' >/tmp/kw-before
+	\$LOAD \$2 \$3 $SECS >/tmp/out 2>&1 &
+	sleep $((SECS / 2))
+	kw=\$(ps -e -o comm= | grep -c '^kworker')
+	wait
+	echo "\$1 \$3 conns: \$(tail -1 /tmp/out) | kworkers \$(cat /tmp/kw-before) -> \$kw"
+	rate=\$(sed -nE 's/.* ([0-9]+) msg\/s.*/\1/p' /tmp/out)
+	echo "RESULT echo-\$1-\$3 \${rate:-0} msg/s"
+	echo "RESULT echo-\$1-\$3-kworkers \$kw threads"
+}
+insmod $MO/11-tcp-echo/rtcp.ko port=7007
+run blocking 7007 16
+run blocking 7007 200
+rmmod rtcp
+insmod $MO/13-reactor/rasync.ko port=7008 workers=2
+run async 7008 16
+run async 7008 200
+rmmod rasync
+EOS
+chmod +x "$GUEST"
+"$REPO/scripts/vm.sh" --exec "bash $GUEST" 2>&1 | grep -E '^(blocking|async|RESULT) ' | sed 's/^RESULT //'
