@@ -31,6 +31,7 @@ fn main() {
     let nvme_command = stage_file("06-admin-queue/command.rs");
     let nvme_ring = stage_file("06-admin-queue/ring.rs");
     let nvme_identify = stage_file("06-admin-queue/identify.rs");
+    let exec_task_state = stage_file("12-executor/task_state.rs");
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("stages.rs");
     let code = format!(
         "/// Which tree these tests were built from.\n\
@@ -62,6 +63,10 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_identify:?}]\n\
          pub mod nvme_identify;\n\
+         /// Stage 12: a task's atomic state machine, `{tree}/12-executor/task_state.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {exec_task_state:?}]\n\
+         pub mod exec_task_state;\n\
          /// Stage 14: the 9P2000.L codec, `{tree}/14-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\

@@ -1,7 +1,7 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
 //! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding and
-//! stage 06's commands, rings and Identify data (`nvme_*`), and stage 14's
-//! 9P codec (`p9_*`).
+//! stage 06's commands, rings and Identify data (`nvme_*`), stage 12's task
+//! state machine (`exec_*`), and stage 14's 9P codec (`p9_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -14,6 +14,10 @@ include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 
 pub mod p9_harness;
 
+#[cfg(test)]
+mod exec_spawn_bounds;
+#[cfg(test)]
+mod exec_task_state_tests;
 #[cfg(test)]
 mod nvme_admin_vectors;
 #[cfg(test)]
