@@ -115,6 +115,7 @@ impl SockWaiter {
     }
     // ANCHOR_END: poll_ready
 
+    // ANCHOR: ready
     /// A future for [`SockWaiter::poll_ready`].
     pub(crate) fn ready<'a>(
         &'a self,
@@ -123,6 +124,7 @@ impl SockWaiter {
     ) -> impl Future<Output = ()> + 'a {
         core::future::poll_fn(move |cx| self.poll_ready(sock, cx, mask))
     }
+    // ANCHOR_END: ready
 }
 
 // ANCHOR: sock_wake
@@ -159,6 +161,7 @@ unsafe extern "C" fn sock_wake(
 }
 // ANCHOR_END: sock_wake
 
+// ANCHOR: drop
 #[pinned_drop]
 impl PinnedDrop for SockWaiter {
     fn drop(self: Pin<&mut Self>) {
@@ -168,3 +171,4 @@ impl PinnedDrop for SockWaiter {
         unsafe { bindings::remove_wait_queue(self.head, self.entry.get()) };
     }
 }
+// ANCHOR_END: drop

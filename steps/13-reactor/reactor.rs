@@ -113,6 +113,7 @@ impl SockWaiter {
     }
     // ANCHOR_END: poll_ready
 
+    // ANCHOR: ready
     /// A future for [`SockWaiter::poll_ready`].
     pub(crate) fn ready<'a>(
         &'a self,
@@ -121,6 +122,7 @@ impl SockWaiter {
     ) -> impl Future<Output = ()> + 'a {
         core::future::poll_fn(move |cx| self.poll_ready(sock, cx, mask))
     }
+    // ANCHOR_END: ready
 }
 
 // ANCHOR: sock_wake
@@ -152,6 +154,7 @@ unsafe extern "C" fn sock_wake(
 }
 // ANCHOR_END: sock_wake
 
+// ANCHOR: drop
 #[pinned_drop]
 impl PinnedDrop for SockWaiter {
     fn drop(self: Pin<&mut Self>) {
@@ -161,3 +164,4 @@ impl PinnedDrop for SockWaiter {
         unsafe { bindings::remove_wait_queue(self.head, self.entry.get()) };
     }
 }
+// ANCHOR_END: drop
