@@ -141,23 +141,44 @@ build_stage() {
 }
 
 run_vms() {
-	local log="$LOGS/vm.log" pending=("${VM_RUNS[@]}") boot=0 devices=""
+	local log="$LOGS/vm.log" r plain=() leak=()
 	: >"$log" # appended to: vng writes stdout and stderr through separate opens
-	local r
+	BOOT=0
+	# Stages that check for leaks (KMEMLEAK=yes in stage.env) get a boot of
+	# their own with kmemleak on: it doubles the debug kernel's boot time and
+	# slows every allocation, so the other stages do without. The fast
+	# kernel has no kmemleak.
+	for r in "${VM_RUNS[@]}"; do
+		if [ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ]; then
+			leak+=("$r")
+		else
+			plain+=("$r")
+		fi
+	done
+	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
+	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
+}
+
+# run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as
+# possible.
+run_boots() {
+	local append=$1 log="$LOGS/vm.log" devices="" r
+	shift
+	local pending=("$@")
 	for r in "${pending[@]}"; do
 		devices+=" $(stage_env "${r%%:*}" DEVICES)"
 	done
 	devices=$(tr ' ' '\n' <<<"$devices" | sort -u | xargs)
 	while [ ${#pending[@]} -gt 0 ]; do
-		boot=$((boot + 1))
-		[ -n "$LEARNER" ] && say "booting the VM and running the test"
+		BOOT=$((BOOT + 1))
+		[ -n "$LEARNER" ] && say "booting the VM and running the test${append:+ ($append)}"
 		local t0=$SECONDS
 		# A hung guest is killed: each tree's test has 240 s in the guest
 		# (guest-run.sh), the boot gets 120 s.
-		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((120 + 500 * ${#pending[@]}))} \
-			RKW_VM_LOG="$LOGS/vm-$boot" "$REPO/scripts/vm.sh" --devices "$devices" \
+		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((120 + 500 * ${#pending[@]}))} RKW_VM_APPEND=$append \
+			RKW_VM_LOG="$LOGS/vm-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$log" 2>&1
-		echo "boot $boot: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
+		echo "boot $BOOT${append:+ ($append)}: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
 		local rest=()

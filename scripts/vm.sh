@@ -40,6 +40,8 @@ APPEND="modprobe.blacklist=nvme panic_on_warn=0"
 # while the VM runs (modules are built before it boots), so let the guest
 # cache them. What must be read live (QEMU's trace) gets an uncached mount.
 APPEND+=" rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose"
+# Extra kernel arguments (test.sh: kmemleak=on for stages that check leaks).
+APPEND+=${RKW_VM_APPEND:+ $RKW_VM_APPEND}
 VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${RKW_VM_CPUS:-2}" --memory "${RKW_VM_MEMORY:-2G}" --append "$APPEND")
 [ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
 

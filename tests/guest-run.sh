@@ -14,11 +14,11 @@ export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
 echo "RKW:guest-up $(uname -r)"
 for arg in "$@"; do
 	STAGE=${arg%%:*}
-	MODULE="" DEVICES=""
+	MODULE="" DEVICES="" KMEMLEAK=""
 	# shellcheck disable=SC1090
 	. "tests/$STAGE/stage.env"
-	RKW_STAGE_DEVICES=$DEVICES
-	export MODULE RKW_STAGE_DEVICES
+	RKW_STAGE_DEVICES=$DEVICES RKW_STAGE_KMEMLEAK=$KMEMLEAK
+	export MODULE RKW_STAGE_DEVICES RKW_STAGE_KMEMLEAK
 	trees=${arg#*:}
 	for t in ${trees//,/ }; do
 		if [ "$(bad_taint)" -ne 0 ]; then

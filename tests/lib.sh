@@ -193,14 +193,52 @@ expect_nvme_trace() {
 }
 
 # finish: the closing checks of this tree's run.
+# ---- leaks ---------------------------------------------------------------------
+# Stages with KMEMLEAK=yes in stage.env run in a boot with kmemleak=on
+# (scripts/test.sh). At the start the test forgets older reports (clear); at
+# the end no_leaks has kmemleak scan for objects nothing points at any more,
+# and fails on those the module allocated: their backtraces go through
+# module memory (the module is gone, so its frames show as bare addresses in
+# the modules area, "    0xffffffffa0003e80") or name the module.
+KMEMLEAK_FILE=/sys/kernel/debug/kmemleak
+kmemleak_on() { grep -qw kmemleak=on /proc/cmdline && [ -w "$KMEMLEAK_FILE" ]; }
+
+no_leaks() {
+	if ! kmemleak_on; then
+		echo "#   (kmemleak is not on in this boot: no leak check; make check and make test turn it on)"
+		return 0
+	fi
+	# kmemleak ignores objects younger than 5 s; two scans, as its
+	# documentation advises, weed out objects that were only in flight.
+	sleep 6
+	echo scan >"$KMEMLEAK_FILE"
+	echo scan >"$KMEMLEAK_FILE"
+	local ours
+	ours=$(awk -v mod="$MODULE" '
+		/^unreferenced object/ { if (keep) print block; block = $0; keep = 0; next }
+		{ block = block "\n" $0 }
+		/^ +0xffffffff[a-f][0-9a-f]+$/ || index($0, mod) { keep = 1 }
+		END { if (keep) print block }' "$KMEMLEAK_FILE")
+	hint "something the module allocated was never freed: an Arc reference never dropped (a waker's?), a forgotten KBox"
+	if [ -z "$ours" ]; then
+		pass "kmemleak: nothing the module allocated is left after rmmod"
+	else
+		fail "kmemleak: nothing the module allocated is left after rmmod" \
+			"$(grep -c '^unreferenced object' <<<"$ours") leaked objects; the first:" \
+			"$(head -25 <<<"$ours")"
+	fi
+}
+
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
+	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && no_leaks
 	kernel_is_clean
 	[[ " ${RKW_STAGE_DEVICES:-} " == *" nvme "* ]] && nvme_trace_is_clean
 	echo "RKW:done $RKW_PASS $RKW_FAIL"
 }
 
 RKW_TRACE_START=$(nvme_trace_lines)
+[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && kmemleak_on && echo clear >"$KMEMLEAK_FILE"
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg
 mark
