@@ -1,7 +1,8 @@
 #!/bin/bash
-# make test [STEP=NN]: for every stage, (a) the solution builds warning- and
-#   clippy-free and passes its test, (b) the skeleton builds and FAILS the same
-#   test; then the host tests and the book. One line per check, then
+# make test [STEP=NN]: for every stage, the skeleton differs from the solution
+#   only in its exercises (check-skeletons.py); (a) the solution builds warning-
+#   and clippy-free and passes its test, (b) the skeleton builds and FAILS the
+#   same test; then the host tests and the book. One line per check, then
 #   "N passed, N failed"; exit status 1 on any failure.
 # make check STEP=NN (--learner): test the learner's steps/NN, explain failures.
 set -uo pipefail
@@ -232,6 +233,14 @@ learner_report() {
 
 # ---- the whole run -----------------------------------------------------------------
 STAGES=$(stages) || exit 2
+if [ -z "$LEARNER" ]; then
+	# shellcheck disable=SC2086 # one argument per stage
+	if out=$("$REPO/scripts/check-skeletons.py" $STAGES 2>&1); then
+		ok "skeletons differ from solutions only in their exercises ($(tail -1 <<<"$out"))"
+	else
+		notok "skeletons differ from solutions only in their exercises" "$out"
+	fi
+fi
 for stage in $STAGES; do
 	if [ "$(stage_env "$stage" VM)" = no ]; then
 		host_stage "$stage"

@@ -1,0 +1,285 @@
+#!/usr/bin/env python3
+"""check-skeletons.py [--root DIR] [STAGE...]: the skeletons in steps/ may
+differ from the solutions in solutions/ only in their exercises.
+
+For every stage folder in both trees (or the stages named: 01, 1 or
+01-hello), the two folders hold the same files; files other than Rust
+sources are identical, and every difference between steps/X/f.rs and
+solutions/X/f.rs (a difflib change block) is part of an exercise:
+
+  (a) its steps side has a `// TODO` comment, or
+  (b) it lies inside a `fn` or `impl` item (the innermost one around it,
+      signature to closing brace) whose steps-side text has a `// TODO`, or
+  (c) it only touches `//!` module-doc lines (the skeletons add "Check your
+      work with ..." lines), or only lines of `use` declarations (a skeleton
+      may drop an import that its exercise will need).
+
+Anything else is drift: reported as `steps/X/f:LINE: differs from solutions
+outside an exercise` with the lines around it; exit status 1. Exit status 2
+for a stage that is not in both trees.
+"""
+
+import argparse
+import difflib
+import os
+import re
+import sys
+
+CONTEXT = 2  # lines of context around a reported difference
+
+TODO = re.compile(r"//.*\bTODO\b")
+FN = re.compile(r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s')
+IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
+USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s")
+# A char literal, as opposed to a lifetime ('a).
+CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'")
+RAW_STRING = re.compile(r'(?<![A-Za-z0-9_])b?r(#*)"')
+
+
+def indent(line):
+    return len(line) - len(line.lstrip())
+
+
+def brace_pairs(lines):
+    """(open, close) line indices of every matched `{ }` pair, skipping
+    comments, strings and char literals."""
+    text = "".join(lines)
+    line_of = []
+    for n, line in enumerate(lines):
+        line_of.extend([n] * len(line))
+    pairs, stack = [], []
+    i, end = 0, len(text)
+    while i < end:
+        c = text[i]
+        if text.startswith("//", i):
+            nl = text.find("\n", i)
+            i = end if nl < 0 else nl
+        elif text.startswith("/*", i):
+            depth, i = 1, i + 2
+            while i < end and depth:
+                if text.startswith("/*", i):
+                    depth, i = depth + 1, i + 2
+                elif text.startswith("*/", i):
+                    depth, i = depth - 1, i + 2
+                else:
+                    i += 1
+        elif m := RAW_STRING.match(text, i):
+            close = text.find('"' + m.group(1), m.end())
+            i = end if close < 0 else close + 1 + len(m.group(1))
+        elif c == '"':
+            i += 1
+            while i < end and text[i] != '"':
+                i += 2 if text[i] == "\\" else 1
+            i += 1
+        elif c == "'":
+            m = CHAR.match(text, i)
+            i = m.end() if m else i + 1
+        elif c == "{":
+            stack.append(line_of[i])
+            i += 1
+        elif c == "}":
+            if stack:
+                pairs.append((stack.pop(), line_of[i]))
+            i += 1
+        else:
+            i += 1
+    return pairs
+
+
+def items(lines):
+    """(first, last, kind) of every `fn` and `impl` item with a body: from
+    its signature's first line to its closing brace."""
+    found = []
+    for open_, close in brace_pairs(lines):
+        # rustfmt puts the item's first line and its closing brace at the
+        # same indentation; a multi-line signature's own lines are deeper,
+        # or start with `)`, `where`, `->`, `{` ... A bare block's brace has
+        # no such first line above it: it is no item.
+        level = indent(lines[close])
+        n = open_
+        while n >= 0:
+            s = lines[n].strip()
+            if s and indent(lines[n]) < level:
+                n = -1
+            elif s and indent(lines[n]) == level and not re.match(r"(\)|\]|>|where\b|->|\{|\+|//)", s):
+                break
+            else:
+                n -= 1
+        if n < 0:
+            continue
+        if FN.match(lines[n]):
+            found.append((n, close, "fn"))
+        elif IMPL.match(lines[n]):
+            found.append((n, close, "impl"))
+    return found
+
+
+def use_lines(lines):
+    """The indices of the lines of `use` declarations."""
+    inside, n = set(), 0
+    while n < len(lines):
+        if USE.match(lines[n]):
+            while n < len(lines):
+                inside.add(n)
+                if ";" in lines[n].split("//")[0]:
+                    break
+                n += 1
+        n += 1
+    return inside
+
+
+def exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses):
+    """Why this change block is part of an exercise, or None."""
+    changed = sol[i1:i2] + step[j1:j2]
+    if any(TODO.search(line) for line in step[j1:j2]):
+        return "TODO"
+    # The innermost fn or impl item around the change, on the steps side. A
+    # pure deletion sits between lines j1 - 1 and j1.
+    lo, hi = (j1, j2 - 1) if j2 > j1 else (j1 - 1, j1)
+    around = [it for it in step_items if it[0] <= lo and hi <= it[1]]
+    if around:
+        first, last, _ = max(around, key=lambda it: (it[0], -it[1]))
+        if any(TODO.search(line) for line in step[first : last + 1]):
+            return "in an item with a TODO"
+    if all(line.lstrip().startswith("//!") for line in changed):
+        return "module doc"
+    if all(n in sol_uses for n in range(i1, i2)) and all(n in step_uses for n in range(j1, j2)):
+        return "imports"
+    return None
+
+
+def render(ops, first, last, sol, step):
+    """A unified diff of change blocks ops[first..last] (with what lies
+    between them), with CONTEXT lines of context where those are equal."""
+    i_lo, j_lo = ops[first][1], ops[first][3]
+    i_hi, j_hi = ops[last][2], ops[last][4]
+    if first > 0 and ops[first - 1][0] == "equal":
+        before = min(CONTEXT, i_lo - ops[first - 1][1])
+        i_lo, j_lo = i_lo - before, j_lo - before
+    if last + 1 < len(ops) and ops[last + 1][0] == "equal":
+        after = min(CONTEXT, ops[last + 1][2] - i_hi)
+        i_hi, j_hi = i_hi + after, j_hi + after
+    out = [f"@@ -{i_lo + 1},{i_hi - i_lo} +{j_lo + 1},{j_hi - j_lo} @@"]
+    for tag, i1, i2, j1, j2 in ops:
+        a1, a2 = max(i1, i_lo), min(i2, i_hi)
+        b1, b2 = max(j1, j_lo), min(j2, j_hi)
+        if tag == "equal":
+            out += [" " + line.rstrip("\n") for line in sol[a1:a2]]
+        else:
+            if i1 >= i_lo and i2 <= i_hi:
+                out += ["-" + line.rstrip("\n") for line in sol[i1:i2]]
+            if j1 >= j_lo and j2 <= j_hi:
+                out += ["+" + line.rstrip("\n") for line in step[j1:j2]]
+    return out
+
+
+def check_rust(name, sol, step):
+    """(exercise change blocks, [drift reports]) of one Rust file."""
+    ops = difflib.SequenceMatcher(None, sol, step, autojunk=False).get_opcodes()
+    step_items = items(step)
+    sol_uses, step_uses = use_lines(sol), use_lines(step)
+    changes, drift = 0, []
+    for k, (tag, i1, i2, j1, j2) in enumerate(ops):
+        if tag == "equal":
+            continue
+        changes += 1
+        if exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses) is None:
+            drift.append(k)
+    # One report per group of nearby drifting blocks.
+    reports, g = [], 0
+    while g < len(drift):
+        first = last = drift[g]
+        g += 1
+        while g < len(drift) and ops[drift[g]][3] - ops[last][4] <= 2 * CONTEXT:
+            last = drift[g]
+            g += 1
+        line = min(ops[first][3] + 1, max(len(step), 1))
+        reports.append([f"{name}:{line}: differs from solutions outside an exercise"] + render(ops, first, last, sol, step))
+    return changes - len(drift), reports
+
+
+def files(folder):
+    found = set()
+    for dirpath, _, names in os.walk(folder):
+        for n in names:
+            found.add(os.path.relpath(os.path.join(dirpath, n), folder))
+    return found
+
+
+def check_stage(root, stage):
+    """(files, exercise change blocks, [drift reports]) of one stage."""
+    steps_dir = os.path.join(root, "steps", stage)
+    sol_dir = os.path.join(root, "solutions", stage)
+    steps_files, sol_files = files(steps_dir), files(sol_dir)
+    reports = []
+    for f in sorted(sol_files - steps_files):
+        reports.append([f"steps/{stage}/{f}:1: missing (solutions/{stage}/{f} has it)"])
+    for f in sorted(steps_files - sol_files):
+        reports.append([f"steps/{stage}/{f}:1: not in solutions/{stage}/"])
+    exercises = 0
+    for f in sorted(steps_files & sol_files):
+        name = f"steps/{stage}/{f}"
+        with open(os.path.join(sol_dir, f), "rb") as s, open(os.path.join(steps_dir, f), "rb") as t:
+            sol_bytes, step_bytes = s.read(), t.read()
+        if sol_bytes == step_bytes:
+            continue
+        sol = sol_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        step = step_bytes.decode("utf-8", "replace").splitlines(keepends=True)
+        if f.endswith(".rs"):
+            n, drift = check_rust(name, sol, step)
+            exercises += n
+            reports += drift
+        else:
+            diff = list(difflib.unified_diff(sol, step, n=CONTEXT, lineterm=""))[2:]
+            line = next((j + 1 for j, (a, b) in enumerate(zip(sol, step)) if a != b), min(len(sol), len(step)) + 1)
+            reports.append([f"{name}:{line}: differs from solutions (only Rust files may have exercises)"] + [d.rstrip("\n") for d in diff])
+    return len(steps_files | sol_files), exercises, reports
+
+
+def stage_names(root, wanted):
+    both = sorted(
+        set(os.listdir(os.path.join(root, "steps"))) & set(os.listdir(os.path.join(root, "solutions")))
+    )
+    both = [s for s in both if re.match(r"\d+-", s)]
+    if not wanted:
+        return both
+    names = []
+    for w in wanted:
+        number = w.split("-")[0]
+        match = [s for s in both if number.isdigit() and int(s.split("-")[0]) == int(number)]
+        if not match:
+            raise OSError(f"no stage {w} in both steps/ and solutions/")
+        names.append(match[0])
+    return names
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+                        help="the repository (default: this script's)")
+    parser.add_argument("stages", nargs="*", metavar="STAGE")
+    args = parser.parse_args()
+    try:
+        stages = stage_names(args.root, args.stages)
+    except OSError as e:
+        print(f"check-skeletons: {e}", file=sys.stderr)
+        return 2
+    drift = 0
+    for stage in stages:
+        nfiles, exercises, reports = check_stage(args.root, stage)
+        for report in reports:
+            print("\n".join(report))
+        if reports:
+            print(f"{stage}: {len(reports)} difference(s) outside an exercise")
+        else:
+            print(f"{stage}: {nfiles} files, {exercises} differences, all in exercises")
+        drift += len(reports)
+    if drift:
+        print(f"{len(stages)} stages, {drift} difference(s) outside an exercise")
+        return 1
+    print(f"{len(stages)} stages, no drift")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
