@@ -8,6 +8,7 @@
 
 use kernel::prelude::*;
 
+// ANCHOR: module
 module! {
     type: RHello,
     name: "rhello",
@@ -15,13 +16,17 @@ module! {
     description: "Stage 01: hello from Rust",
     license: "GPL",
 }
+// ANCHOR_END: module
 
+// ANCHOR: state
 /// The module's state: it lives from a successful `init` until `drop`.
 struct RHello {
     /// Numbers kept in kernel memory while the module is loaded.
     numbers: KVec<u32>,
 }
+// ANCHOR_END: state
 
+// ANCHOR: init
 impl kernel::Module for RHello {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         // TODO: Say "Hello from Rust!" with `pr_info!`, then build a
@@ -32,10 +37,13 @@ impl kernel::Module for RHello {
         Err(ENOSYS)
     }
 }
+// ANCHOR_END: init
 
+// ANCHOR: drop
 impl Drop for RHello {
     fn drop(&mut self) {
         // TODO: Log "My numbers are [72, 108, 200] (sum 380)" (the `{:?}`
         // format prints a KVec like a slice), then "Goodbye from Rust!".
     }
 }
+// ANCHOR_END: drop
