@@ -143,7 +143,8 @@ build_stage() {
 
 run_vms() {
 	local log="$LOGS/vm.log" r plain=() leak=()
-	: >"$log" # appended to: vng writes stdout and stderr through separate opens
+	: >"$log" # every boot's output is added to it
+	rm -f "$LOGS"/vm-*.out
 	BOOT=0
 	# Stages that check for leaks (KMEMLEAK=yes in stage.env) get a boot of
 	# their own with kmemleak on: it doubles the debug kernel's boot time and
@@ -176,9 +177,15 @@ run_boots() {
 		local t0=$SECONDS
 		# A hung guest is killed: each tree's test has 240 s in the guest
 		# (guest-run.sh), the boot gets 120 s.
+		# Each boot has a file of its own, added to the log afterwards: vng
+		# re-opens its output by name (truncating it), so a second boot
+		# cannot append to the first one's file.
+		local out="$LOGS/vm-$BOOT.out"
+		: >"$out"
 		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((120 + 500 * ${#pending[@]}))} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/vm-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
-			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$log" 2>&1
+			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
+		cat "$out" >>"$log"
 		echo "boot $BOOT${append:+ ($append)}: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
