@@ -88,7 +88,9 @@ impl WorkItem for Task {
         // - make a waker for this task, `waker::new(this.clone())`, and a
         //   `Context::from_waker(&waker)`;
         // - lock `this.future`; if it holds `Some(f)`, poll it:
-        //   `f.as_mut().poll(&mut cx)`; `None` counts as ready;
+        //   `match &mut *future { Some(f) => f.as_mut().poll(&mut cx).is_ready(),
+        //   None => true }` (`None` counts as ready; not `future.as_mut()`:
+        //   the lock guard has an `as_mut` of its own, which returns a `Pin`);
         // - when ready, set the future to `None` (drop it here, in process
         //   context), and unlock;
         // - `this.state.end(ready)` returns true when a wake arrived during

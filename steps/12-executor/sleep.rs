@@ -123,6 +123,8 @@ impl Future for Sleep {
         // - otherwise store a clone of `cx.waker()` in `waker` *before*
         //   unlocking: the callback takes the same lock, so it finds the waker
         //   whenever it fires (a waker stored after the check could miss it);
+        //   then unlock: end the guard's scope (a `{ }` block) before you
+        //   touch `self.timer` (the guard borrows `self`);
         // - on the first poll (`self.timer` is `None`), start the timer:
         //   `self.alarm.clone().start(self.duration)`, and keep the handle in
         //   `self.timer` (dropping the handle cancels the timer);

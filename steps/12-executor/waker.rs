@@ -42,8 +42,10 @@ pub(crate) fn new(task: Arc<Task>) -> Waker {
 /// calling waker still owns.
 unsafe fn clone(data: *const ()) -> RawWaker {
     // TODO: Borrow the task without taking the caller's reference:
-    // `ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<Task>()) })`,
-    // clone the `Arc` (one more reference, for the new waker), and return
+    // `core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<Task>()) })`,
+    // clone the `Arc` inside (one more reference, for the new waker):
+    // `let copy: Arc<Task> = (*task).clone();` (`task.clone()` would clone the
+    // `ManuallyDrop` wrapper), and return
     // `RawWaker::new(Arc::into_raw(copy).cast::<()>(), &VTABLE)`.
     RawWaker::new(data, &VTABLE)
 }
@@ -76,7 +78,9 @@ unsafe fn wake_by_ref(data: *const ()) {
 ///
 /// As for [`clone`]; the caller gives up its reference.
 unsafe fn drop(data: *const ()) {
-    // TODO: Take the reference back and drop it.
+    // TODO: Take the reference back and drop it:
+    // `core::mem::drop(unsafe { Arc::from_raw(..) })` (in here, plain `drop`
+    // is this very function).
     let _ = data;
 }
 // ANCHOR_END: waker

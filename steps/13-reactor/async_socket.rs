@@ -84,7 +84,8 @@ impl AsyncStream {
     pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
         // TODO: Until `buf` is empty: `self.stream.try_send(buf)`:
         // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
-        // - `Ok(sent)`: go on with `buf.get(sent..).ok_or(EINVAL)?`;
+        // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`
+        //   (make the parameter `mut buf`);
         // - `EAGAIN`: the send buffer is full: await
         //   `self.waiter.ready(self.stream.socket(), bindings::POLLOUT)`;
         // - any other error is the result.

@@ -99,8 +99,9 @@ impl SockWaiter {
     /// state changes.
     pub(crate) fn poll_ready(&self, sock: &Socket, cx: &mut Context<'_>, mask: u32) -> Poll<()> {
         // TODO: Decide, without losing a wakeup (about 12 lines):
-        // - first store a clone of `cx.waker()` in `self.waker` (lock it;
-        //   `replace` hands back the old waker: drop it after unlocking);
+        // - first store a clone of `cx.waker()` in `self.waker`:
+        //   `let old = self.waker.lock().replace(cx.waker().clone());` (the
+        //   guard ends at the `;`), then `drop(old)`, outside the lock;
         // - then look at the socket: `sock.readiness()` is a `POLL*` mask;
         // - if it has a bit of `mask | bindings::POLLERR | bindings::POLLHUP`,
         //   take the waker back out (we are not waiting after all) and return

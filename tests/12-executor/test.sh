@@ -66,6 +66,7 @@ if [ $rc -eq 0 ] && ! loaded; then
 else
 	fail "rmmod with $P sleeping tasks returns" "rmmod exited with $rc after ${ms} ms" "$(excerpt)"
 fi
+hint "if fewer were cancelled, the tasks were not waiting: Sleep::poll (sleep.rs) must return Pending until the timer fires"
 expect_dmesg "and cancels every one of them" "executor stopped: $P tasks spawned, $P cancelled"
 
 hint "a reload must start from scratch: nothing may survive rmmod"
