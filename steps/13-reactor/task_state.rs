@@ -28,6 +28,7 @@ use core::sync::atomic::{
     Ordering, //
 };
 
+// ANCHOR: states
 /// Waiting for a wake; no work item is queued.
 const IDLE: u8 = 0;
 /// A work item is queued (or about to be) and will poll the task.
@@ -38,6 +39,7 @@ const RUNNING: u8 = 2;
 const WOKEN: u8 = 3;
 /// Finished or cancelled: never polled again.
 const DONE: u8 = 4;
+// ANCHOR_END: states
 
 /// One task's state (see the module documentation).
 pub(crate) struct TaskState(AtomicU8);
@@ -65,6 +67,7 @@ impl TaskState {
         }
     }
 
+    // ANCHOR: transitions
     /// A waker fired. Returns `true` if the caller must queue the task: only
     /// the wake that takes it from [`IDLE`] does.
     pub(crate) fn wake(&self) -> bool {
@@ -100,4 +103,5 @@ impl TaskState {
     pub(crate) fn cancel(&self) {
         self.0.store(DONE, Ordering::Release);
     }
+    // ANCHOR_END: transitions
 }
