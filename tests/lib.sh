@@ -115,6 +115,26 @@ expect_no_dmesg() {
 	fi
 }
 
+# is_ok DESC CMD...: passes when CMD prints a line starting with "ok" (how the
+# tests' client programs report success); the line goes into the result.
+is_ok() {
+	local desc=$1 out
+	shift
+	out=$("$@" 2>&1)
+	if [[ "$out" == ok* ]]; then pass "$desc ($out)"; else fail "$desc" "$out" "$(excerpt 10)"; fi
+}
+
+# wait_ready FILE TENTHS: wait up to TENTHS tenths of a second until a client
+# running in the background has written "ready" to FILE.
+wait_ready() {
+	local i
+	for ((i = 0; i < $2; i++)); do
+		grep -q ready "$1" && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
 # ---- the module --------------------------------------------------------------------
 # load [PARAM=VALUE...]: insmod the module under test.
 load() {
@@ -127,6 +147,16 @@ unload() {
 }
 
 loaded() { grep -q "^$MODULE " /proc/modules; }
+
+# timed_rmmod: rmmod the module, giving up after 20 s; sets RMMOD_RC (its exit
+# status) and RMMOD_MS (how long it took).
+timed_rmmod() {
+	local t0
+	t0=$(date +%s%N)
+	timeout 20 rmmod "$MODULE"
+	RMMOD_RC=$?
+	RMMOD_MS=$((($(date +%s%N) - t0) / 1000000))
+}
 
 # reload_twice: load and unload twice more; leaks and double-init bugs show here.
 reload_twice() {

@@ -3,38 +3,17 @@
 # user-space clients: many sizes, partial sends and receives, clients that
 # vanish, a port already taken, and rmmod while clients are connected.
 . "$(dirname "$0")/../lib.sh"
-CLIENT="python3 $(dirname "$0")/tcp_client.py"
+. "$(dirname "$0")/../tcp-lib.sh"
+CLIENT="python3 $TCP_CLIENT"
 PORT=7007
 W=$(mktemp -d)
-
-# is_ok DESC CMD...: CMD prints a line starting with "ok".
-is_ok() {
-	local desc=$1 out
-	shift
-	out=$("$@" 2>&1)
-	if [[ "$out" == ok* ]]; then pass "$desc ($out)"; else fail "$desc" "$out" "$(excerpt 10)"; fi
-}
 
 hint "init refuses port=0"
 check_fails "port=0 is refused" insmod "$KO" port=0
 
 hint "TcpListener::listen returns kernel_bind's error; init logs it and fails with it"
-$CLIENT listen 7100 >"$W/holder" 2>&1 &
-holder=$!
-for _ in $(seq 50); do grep -q ready "$W/holder" && break; sleep 0.1; done
-mark
-insmod "$KO" port=7100 2>"$W/err"
-rc=$?
-if [ $rc -ne 0 ] && grep -q 'Address already in use' "$W/err"; then
-	pass "insmod on a port another program listens on fails with EADDRINUSE"
-else
-	fail "insmod on a port another program listens on fails with EADDRINUSE" \
-		"insmod exited with $rc: $(cat "$W/err")"
-	loaded && rmmod "$MODULE"
-fi
+port_in_use_refused 7100
 expect_dmesg "and the kernel log says why, naming the port" '7100.*(in use|EADDRINUSE)'
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
 
 hint "init listens on 127.0.0.1:port and spawns the accept loop"
 mark
@@ -56,22 +35,18 @@ expect_no_dmesg "and no error is logged for them" 'ended with an error|dropped a
 hint "the clients need a working echo first (recv, send_all)"
 $CLIENT hold $PORT 6 >"$W/hold" 2>&1 &
 holdpid=$!
-for _ in $(seq 100); do grep -q ready "$W/hold" && break; sleep 0.1; done
-if grep -q ready "$W/hold"; then
+if wait_ready "$W/hold" 100; then
 	pass "6 clients connected (one blocked mid-transfer)"
 else
 	fail "6 clients connected (one blocked mid-transfer)" "$(cat "$W/hold")"
 fi
 hint "stop: set the flag, shut down the listener and every live stream, then wait for the work items"
 mark
-t0=$(date +%s%N)
-timeout 20 rmmod "$MODULE"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-if [ $rc -eq 0 ] && [ $ms -lt 3000 ]; then
-	pass "rmmod with clients connected returns promptly (${ms} ms)"
+timed_rmmod
+if [ $RMMOD_RC -eq 0 ] && [ $RMMOD_MS -lt 3000 ]; then
+	pass "rmmod with clients connected returns promptly (${RMMOD_MS} ms)"
 else
-	fail "rmmod with clients connected returns promptly" "rmmod exited with $rc after ${ms} ms" "$(excerpt)"
+	fail "rmmod with clients connected returns promptly" "rmmod exited with $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
 fi
 wait "$holdpid"
 rc=$?

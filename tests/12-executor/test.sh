@@ -57,14 +57,11 @@ load tasks=0 sleepers=0 pending=$P || {
 	exit
 }
 wait_dmesg "$P tasks wait on hour-long timers" "executor started: .* $P pending" 10
-t0=$(date +%s%N)
-timeout 20 rmmod "$MODULE"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-if [ $rc -eq 0 ] && ! loaded; then
-	pass "rmmod with $P sleeping tasks returns (${ms} ms)"
+timed_rmmod
+if [ $RMMOD_RC -eq 0 ] && ! loaded; then
+	pass "rmmod with $P sleeping tasks returns (${RMMOD_MS} ms)"
 else
-	fail "rmmod with $P sleeping tasks returns" "rmmod exited with $rc after ${ms} ms" "$(excerpt)"
+	fail "rmmod with $P sleeping tasks returns" "rmmod exited with $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
 fi
 hint "if fewer were cancelled, the tasks were not waiting: Sleep::poll (sleep.rs) must return Pending until the timer fires"
 expect_dmesg "and cancels every one of them" "executor stopped: $P tasks spawned, $P cancelled"

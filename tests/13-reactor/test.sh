@@ -4,38 +4,17 @@
 # connected), then many connections at once on a few workers, slow readers
 # and half-closed sockets, and rmmod under load.
 . "$(dirname "$0")/../lib.sh"
-CLIENT="python3 $(dirname "$0")/../11-tcp-echo/tcp_client.py"
+. "$(dirname "$0")/../tcp-lib.sh"
+CLIENT="python3 $TCP_CLIENT"
 ASYNC="python3 $(dirname "$0")/async_clients.py"
 PORT=7008
 W=$(mktemp -d)
-
-# is_ok DESC CMD...: CMD prints a line starting with "ok".
-is_ok() {
-	local desc=$1 out
-	shift
-	out=$("$@" 2>&1)
-	if [[ "$out" == ok* ]]; then pass "$desc ($out)"; else fail "$desc" "$out" "$(excerpt 10)"; fi
-}
 
 hint "init refuses port=0"
 check_fails "port=0 is refused" insmod "$KO" port=0
 
 hint "init logs listen's error and fails with it"
-$CLIENT listen 7101 >"$W/holder" 2>&1 &
-holder=$!
-for _ in $(seq 50); do grep -q ready "$W/holder" && break; sleep 0.1; done
-mark
-insmod "$KO" port=7101 2>"$W/err"
-rc=$?
-if [ $rc -ne 0 ] && grep -q 'Address already in use' "$W/err"; then
-	pass "insmod on a port another program listens on fails with EADDRINUSE"
-else
-	fail "insmod on a port another program listens on fails with EADDRINUSE" \
-		"insmod exited with $rc: $(cat "$W/err")"
-	loaded && rmmod "$MODULE"
-fi
-kill "$holder" 2>/dev/null
-wait "$holder" 2>/dev/null
+port_in_use_refused 7101
 
 mark
 load port=$PORT workers=2 || {
@@ -73,20 +52,17 @@ hint "Drop: executor.shutdown() cancels the tasks, and dropping their futures cl
 load port=$PORT workers=2
 $CLIENT hold $PORT 6 >"$W/hold" 2>&1 &
 holdpid=$!
-for _ in $(seq 100); do grep -q ready "$W/hold" && break; sleep 0.1; done
+wait_ready "$W/hold" 100
 $ASYNC load $PORT 64 600 >"$W/load" 2>&1 &
 loadpid=$!
-for _ in $(seq 300); do grep -q ready "$W/load" && break; sleep 0.1; done
+wait_ready "$W/load" 300
 sleep 1
 mark
-t0=$(date +%s%N)
-timeout 20 rmmod "$MODULE"
-rc=$?
-ms=$((($(date +%s%N) - t0) / 1000000))
-if [ $rc -eq 0 ] && ! loaded; then
-	pass "rmmod under load (64 busy + 6 held connections) returns (${ms} ms)"
+timed_rmmod
+if [ $RMMOD_RC -eq 0 ] && ! loaded; then
+	pass "rmmod under load (64 busy + 6 held connections) returns (${RMMOD_MS} ms)"
 else
-	fail "rmmod under load returns" "rmmod exited with $rc after ${ms} ms" "$(excerpt)"
+	fail "rmmod under load returns" "rmmod exited with $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
 fi
 wait "$holdpid"
 rc=$?
