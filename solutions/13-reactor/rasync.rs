@@ -80,12 +80,14 @@ async fn accept_loop(executor: Arc<Executor>, listener: AsyncListener, served: A
         };
         match executor.spawn(serve(stream)) {
             // Detached: the task owns its stream and ends by itself.
-            Ok(handle) => drop(handle),
+            Ok(handle) => {
+                drop(handle);
+                served.fetch_add(1, Ordering::Relaxed);
+            }
             // Shutting down: dropping the stream closes it.
             Err(e) if e == ESHUTDOWN => return,
             Err(e) => pr_warn!("dropped a connection: {:?}\n", e),
         }
-        served.fetch_add(1, Ordering::Relaxed);
     }
 }
 // ANCHOR_END: accept
