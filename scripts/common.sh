@@ -5,7 +5,7 @@ REPO=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 # shellcheck source=../versions.env
 . "$REPO/versions.env"
 
-CACHE=${RKW_CACHE:-${XDG_CACHE_HOME:-$HOME/.cache}/rust-kernel-workshop}
+CACHE=${RKW_CACHE:-${XDG_CACHE_HOME:-${HOME:?neither HOME nor RKW_CACHE is set: say where the cache goes, e.g. RKW_CACHE=/var/cache/rkw}/.cache}/rust-kernel-workshop}
 TOOLS="$CACHE/tools"
 VENV="$CACHE/venv-virtme-ng-$VIRTME_NG_VERSION"
 RUSTC=/usr/bin/rustc

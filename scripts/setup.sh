@@ -3,6 +3,8 @@
 # decide KVM or TCG. Idempotent: every part checks first and skips when done.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
+# shellcheck source=host-check.sh
+. "$REPO/scripts/host-check.sh"
 
 mkdir -p "$CACHE/logs" "$TOOLS"
 T_ALL=$(date +%s)
@@ -24,9 +26,11 @@ DEB_PACKAGES=(
 	rust-web-clippy rustfmt-web        # CLIPPY=1 and rustfmt of the same release
 	"clang$LLVM_SUFFIX" "lld$LLVM_SUFFIX" "llvm$LLVM_SUFFIX" "libclang$LLVM_SUFFIX-dev"
 	make bc bison flex libelf-dev libssl-dev cpio lz4 xz-utils kmod
-	qemu-system-x86 python3-venv udev # virtme-ng's guest init needs udev
+	qemu-system-x86 python3-venv      # the VM
+	udev iproute2 file procps         # virtme-ng's guest init (udevd, `ip link set lo up`) and host side (`file`)
 	fio nvme-cli diod                 # tools of the NVMe and 9P stages
 	gcc g++ git ca-certificates       # cargo install, fuzzing
+	debian-archive-keyring            # the kernel source comes from Debian's own archive
 )
 apt_packages() {
 	local missing=()
@@ -49,6 +53,7 @@ $(tail -5 "$CACHE/logs/apt.log")"
 	esac
 	[ "$have" = "$RUSTC_DEB_TESTED" ] || note "rustc-web $have (tested with $RUSTC_DEB_TESTED): a security update; the kernel will be rebuilt for it"
 	note "rustc: $("$RUSTC" --version)"
+	host_check
 }
 
 # ---- 2. crates.io tools (bindgen, mdbook) -------------------------------------
@@ -157,23 +162,9 @@ $(tail -5 "$CACHE/logs/kernel-build-$flavour.log")"
 	echo "$out" >"$CACHE/current-kernel-$flavour"
 }
 
-# ---- 6. KVM or TCG: decided by booting, not by the presence of /dev/kvm -------
-accel() {
-	if [ -f "$CACHE/accel" ]; then
-		note "VM acceleration: $(cat "$CACHE/accel") (decided earlier; rm $CACHE/accel to probe again)"
-		return
-	fi
-	local mode=tcg why="no /dev/kvm"
-	if [ -w /dev/kvm ]; then
-		why="/dev/kvm is there but a test boot failed (e.g. a PVM hypervisor that only runs patched guests)"
-		if RKW_FLAVOUR=${RKW_SETUP_FLAVOURS%% *} RKW_ACCEL=kvm RKW_VM_TIMEOUT=90 "$REPO/scripts/vm.sh" --probe >"$CACHE/logs/kvm-probe.log" 2>&1 &&
-			grep -q RKW-BOOT-OK "$CACHE/logs/kvm-probe.log"; then
-			mode=kvm why="a test boot under KVM worked"
-		fi
-	fi
-	echo "$mode" >"$CACHE/accel"
-	if [ "$mode" = kvm ]; then note "VM acceleration: KVM ($why)"; else note "VM acceleration: TCG, software emulation ($why)"; fi
-}
+# ---- 6. KVM or TCG: decided by booting (scripts/accel.sh) ---------------------
+# shellcheck source=accel.sh
+. "$REPO/scripts/accel.sh"
 
 say "make setup (cache: $CACHE)"
 timed "Debian packages" apt_packages
@@ -185,7 +176,7 @@ timed "virtme-ng" virtme
 for flavour in ${RKW_SETUP_FLAVOURS:-fast debug}; do
 	[ "$flavour" = none ] || timed "kernel build ($flavour)" kernel_build "$flavour"
 done
-[ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "KVM probe" accel
+[ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "KVM probe" accel "${RKW_SETUP_FLAVOURS:-fast debug}"
 
 # Builds for an older kernel version, fragment or rustc: reclaim their space.
 prune() {

@@ -275,6 +275,12 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 			PASSED=$((PASSED + ${hp:-0}))
 		fi
 	fi
+	# make setup's decisions (KVM or TCG, missing programs) with fake probes.
+	if out=$(bash "$REPO/tests/setup/test.sh" 2>&1); then
+		ok "make setup's probes: $(tail -1 <<<"$out")"
+	else
+		notok "make setup's probes" "$(grep -v '^ok ' <<<"$out")"
+	fi
 	if out=$("$MDBOOK" build "$REPO/book" 2>&1) && ! grep -qiE 'error|warn' <<<"$out"; then
 		ok "the book builds (mdbook, every {{#include}} resolves)"
 	else

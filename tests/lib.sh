@@ -106,6 +106,37 @@ wait_dmesg() {
 	return 1
 }
 
+# wait_progress DESC DONE_REGEX PROGRESS_REGEX STALL_SECONDS [CAP_SECONDS]:
+# like wait_dmesg, for long work that logs progress lines (PROGRESS_REGEX):
+# it waits as long as the progress moves, and fails only when no new
+# progress line came for STALL_SECONDS ("stuck"), or after CAP_SECONDS
+# (default 200) in all ("too slow"). A busy or emulated machine is slow, a
+# lost wakeup is stuck: the failure says which, with the last progress line.
+wait_progress() {
+	local desc=$1 done_re=$2 prog_re=$3 stall=$4 cap=${5:-200}
+	local t0=$SECONDS last=$SECONDS seen=0 n log
+	while :; do
+		log=$(dmesg_since_mark)
+		if grep -qE -- "$done_re" <<<"$log"; then
+			pass "$desc ($((SECONDS - t0)) s)"
+			return 0
+		fi
+		n=$(grep -cE -- "$prog_re" <<<"$log")
+		if [ "$n" -gt "$seen" ]; then
+			seen=$n last=$SECONDS
+		fi
+		if [ $((SECONDS - last)) -ge "$stall" ]; then
+			fail "$desc" "stuck: no progress for $stall s after $((SECONDS - t0)) s; the last progress line: $(grep -E -- "$prog_re" <<<"$log" | tail -1 || true)" "$(excerpt)"
+			return 1
+		fi
+		if [ $((SECONDS - t0)) -ge "$cap" ]; then
+			fail "$desc" "too slow: still moving after $cap s ($(grep -E -- "$prog_re" <<<"$log" | tail -1))" "$(excerpt)"
+			return 1
+		fi
+		sleep 0.5
+	done
+}
+
 # expect_no_dmesg DESC REGEX: the kernel logged no line matching REGEX.
 expect_no_dmesg() {
 	if dmesg_since_mark | grep -qE -- "$2"; then

@@ -75,16 +75,26 @@ module! {
 
 /// The time unit of the sleepers.
 const SLEEP_STEP_MS: i64 = 50;
+/// The short tasks log a progress line each time this many have finished.
+const PROGRESS_EVERY: u32 = 1000;
 
 // ANCHOR: many
 /// Spawns `n` short tasks, awaits each one's output, and logs the sum.
 async fn many_tasks(executor: Arc<Executor>, n: u32) -> Result {
     let start = Instant::<Monotonic>::now();
+    let done = Arc::new(AtomicU32::new(0), GFP_KERNEL)?;
     let mut handles = KVec::with_capacity(n as usize, GFP_KERNEL)?;
     for i in 0..n {
+        let done = done.clone();
         let handle = executor.spawn(async move {
             // Give the worker to the others once, to be woken and polled again.
             yield_now().await;
+            // Progress, so that a test that waits can tell a slow machine
+            // (the count still moves) from a lost wakeup (it stops).
+            let finished = done.fetch_add(1, Ordering::Relaxed) + 1;
+            if finished % PROGRESS_EVERY == 0 {
+                pr_info!("progress: {} of {} tasks done\n", finished, n);
+            }
             u64::from(i) * u64::from(i)
         })?;
         handles.push(handle, GFP_KERNEL)?;

@@ -17,8 +17,11 @@ load tasks=$N sleepers=0 || {
 	finish
 	exit
 }
-if ! wait_dmesg "$N short tasks run, each yields once, and one task joins them all" \
-	"$N tasks done, sum of squares $SUM " 60; then
+# Under TCG on a busy debug kernel this can take a minute or more: wait as
+# long as the tasks' progress lines keep coming (every 1000 tasks), and call
+# it stuck when none came for 45 s.
+if ! wait_progress "$N short tasks run, each yields once, and one task joins them all" \
+	"$N tasks done, sum of squares $SUM " "progress: [0-9]+ of $N tasks done" 45; then
 	# Nothing else can work while tasks do not run.
 	finish
 	exit

@@ -1,0 +1,101 @@
+#!/bin/bash
+# Tests of make setup's decisions that CI's machine cannot reach for real
+# (it has no usable KVM): the KVM-or-TCG probe (scripts/accel.sh) and the
+# check that every program the VM and the tests run is installed
+# (scripts/host-check.sh). Runs on the host, in a scratch cache, with fake
+# probes and a fake /dev/kvm; each case runs the code as `make setup` does:
+# under `set -euo pipefail`, with none of the variables that only other
+# entry points set (RKW_SETUP_FLAVOURS, RKW_FLAVOUR, KDIR).
+set -uo pipefail
+REPO=$(cd "$(dirname "$0")/../.." && pwd)
+W=$(mktemp -d)
+trap 'rm -rf "$W"' EXIT
+PASSED=0
+FAILED=0
+ok() { PASSED=$((PASSED + 1)) && echo "ok   $1"; }
+notok() { FAILED=$((FAILED + 1)) && printf 'FAIL %s\n%s\n' "$1" "$2" | sed '3,$s/^/     /'; }
+
+# as_setup SNIPPET: run SNIPPET after sourcing what setup.sh sources, in a
+# scratch cache, in the strict mode setup.sh runs in.
+as_setup() {
+	env -u RKW_SETUP_FLAVOURS -u RKW_FLAVOUR -u KDIR RKW_CACHE="$W/cache" bash -c '
+		set -euo pipefail
+		. "$1/scripts/common.sh"
+		. "$1/scripts/accel.sh"
+		. "$1/scripts/host-check.sh"
+		eval "$2"' as_setup "$REPO" "$1"
+}
+
+# A fake /dev/kvm the probe may use, and probes that fail or boot.
+touch "$W/kvm"
+cat >"$W/probe-fails" <<'P'
+#!/bin/bash
+echo "qemu: error: failed to set MSR 0x10a" >&2
+exit 1
+P
+cat >"$W/probe-boots" <<'P'
+#!/bin/bash
+# The flavour must be one that setup built: fast or debug.
+case "${RKW_FLAVOUR:-}" in fast | debug) echo RKW-BOOT-OK ;; *) echo "no flavour: '${RKW_FLAVOUR:-}'"; exit 1 ;; esac
+P
+chmod +x "$W/probe-fails" "$W/probe-boots"
+
+# accel_case DESC EXPECT SNIPPET: SNIPPET must exit 0 and leave EXPECT
+# (kvm or tcg) in the cache's accel file.
+accel_case() {
+	local out rc=0
+	rm -rf "$W/cache"
+	out=$(as_setup "$3" 2>&1) || rc=$?
+	if [ $rc -eq 0 ] && [ "$(cat "$W/cache/accel" 2>/dev/null)" = "$2" ]; then
+		ok "$1"
+	else
+		notok "$1" "exit $rc, accel file: '$(cat "$W/cache/accel" 2>/dev/null)', expected '$2'; output:
+$out"
+	fi
+}
+
+accel_case "bare make setup, writable /dev/kvm, the test boot fails: TCG" tcg \
+	"RKW_KVM_DEV=$W/kvm RKW_KVM_PROBE=$W/probe-fails accel \"\${RKW_SETUP_FLAVOURS:-fast debug}\""
+accel_case "bare make setup, writable /dev/kvm, the test boot works: KVM" kvm \
+	"RKW_KVM_DEV=$W/kvm RKW_KVM_PROBE=$W/probe-boots accel \"\${RKW_SETUP_FLAVOURS:-fast debug}\""
+accel_case "make run's setup (only the fast kernel), the test boot works: KVM" kvm \
+	"RKW_KVM_DEV=$W/kvm RKW_KVM_PROBE=$W/probe-boots accel fast"
+accel_case "accel with no argument at all: TCG when the boot fails" tcg \
+	"RKW_KVM_DEV=$W/kvm RKW_KVM_PROBE=$W/probe-fails accel"
+accel_case "no /dev/kvm: TCG, and the probe is not run" tcg \
+	"RKW_KVM_DEV=$W/no-such-kvm RKW_KVM_PROBE=$W/probe-boots accel"
+# A decision made earlier stands.
+rm -rf "$W/cache" && mkdir -p "$W/cache" && echo kvm >"$W/cache/accel"
+if out=$(as_setup "RKW_KVM_DEV=$W/kvm RKW_KVM_PROBE=$W/probe-fails accel" 2>&1) && [ "$(cat "$W/cache/accel")" = kvm ]; then
+	ok "an earlier decision is kept (no second probe)"
+else
+	notok "an earlier decision is kept (no second probe)" "$out"
+fi
+# setup.sh itself calls accel the way these cases do.
+if grep -qF 'accel "${RKW_SETUP_FLAVOURS:-fast debug}"' "$REPO/scripts/setup.sh"; then
+	ok "setup.sh calls accel with the flavours it built (default: fast debug)"
+else
+	notok "setup.sh calls accel with the flavours it built (default: fast debug)" "$(grep -n accel "$REPO/scripts/setup.sh")"
+fi
+
+# host_check: a missing program is named together with its Debian package.
+mkdir -p "$W/bin"
+for c in $(as_setup 'host_programs' 2>/dev/null); do
+	p=$(command -v "$c") && ln -sf "$p" "$W/bin/$c"
+done
+if out=$(as_setup "PATH=$W/bin:/nonexistent host_check" 2>&1); then
+	ok "host_check passes when every program is there"
+else
+	notok "host_check passes when every program is there" "$out"
+fi
+rm -f "$W/bin/ip"
+if out=$(as_setup "PATH=$W/bin host_check" 2>&1); then
+	notok "host_check fails when ip (iproute2) is missing" "it passed: $out"
+elif grep -q 'iproute2' <<<"$out"; then
+	ok "host_check fails when ip is missing, and names iproute2"
+else
+	notok "host_check fails when ip is missing, and names iproute2" "$out"
+fi
+
+echo "$PASSED passed, $FAILED failed"
+[ "$FAILED" = 0 ]
