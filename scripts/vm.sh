@@ -60,8 +60,12 @@ for dev in $DEVICES; do
 		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"
 		mkdir -p "$(dirname "$trace")"
 		: >"$trace"
+		# Traced: every protocol error (err, ub: the tests fail on them),
+		# every doorbell write and admin command (the tests compare them
+		# with what the driver's ring arithmetic must produce).
 		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm,format=raw -device nvme,serial=rkw0001,drive=nvm"
-			"-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace")
+			"-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace"
+			"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace")
 		VNG+=("--rodir=$(dirname "$trace")")
 		;;
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;

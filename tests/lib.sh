@@ -226,8 +226,9 @@ kernel_is_clean() {
 # The VM runner points RKW_NVME_TRACE at QEMU's trace file, which the guest
 # reads live through the host's file system.
 nvme_trace_lines() { [ -r "${RKW_NVME_TRACE:-}" ] && wc -l <"$RKW_NVME_TRACE" || echo 0; }
-# new_nvme_trace: the trace lines QEMU wrote since RKW_TRACE_START.
-new_nvme_trace() { tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null; }
+# new_nvme_trace: the error and undefined-behaviour lines QEMU wrote since
+# RKW_TRACE_START (the trace also has every doorbell write and admin command).
+new_nvme_trace() { tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null | grep -E 'pci_nvme_(err|ub)'; }
 nvme_trace_is_clean() {
 	local new
 	new=$(new_nvme_trace | head -10)
@@ -251,6 +252,20 @@ expect_nvme_trace() {
 		fail "$1" "expected QEMU trace lines matching $2, got:" "${new:-none}"
 	fi
 	RKW_TRACE_START=$(nvme_trace_lines)
+}
+
+# doorbell_mark: later doorbell checks only look at what QEMU traced after this.
+doorbell_mark() { RKW_DOORBELL_START=$(nvme_trace_lines); }
+
+# expect_doorbells DESC QID DEPTH SUBMITTED COMPLETED [--one-at-a-time]: the
+# doorbell writes QEMU saw on queue QID since doorbell_mark are what ring
+# arithmetic predicts for SUBMITTED commands and COMPLETED completions on a
+# ring of DEPTH entries (tests/nvme_doorbells.py says how).
+expect_doorbells() {
+	local desc=$1 out
+	shift
+	out=$(python3 "$(dirname "${BASH_SOURCE[0]}")/nvme_doorbells.py" "$RKW_NVME_TRACE" "${RKW_DOORBELL_START:-0}" "$@" 2>&1)
+	if [[ "$out" == ok* ]]; then pass "$desc (${out#ok: })"; else fail "$desc" "$out"; fi
 }
 
 # finish: the closing checks of this tree's run.

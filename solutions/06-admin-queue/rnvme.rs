@@ -147,7 +147,9 @@ impl pci::Driver for RNvmeDriver {
         // covers it. It lives until probe returns: on an error below the
         // controller is disabled first, so it cannot write into freed memory.
         let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-        let id = match identify(pdev, &bar, &cap, &mut admin, &page) {
+        let id = match identify(pdev, &bar, &cap, &mut admin, &page)
+            .and_then(|id| identify_again(pdev, &bar, &mut admin, &page).map(|()| id))
+        {
             Ok(id) => id,
             Err(e) => {
                 let _ = controller::disable(pdev.as_ref(), &bar, &cap);
@@ -260,6 +262,31 @@ fn identify(
 }
 // ANCHOR_END: identify
 
+/// For the test: sends Identify Controller `repeat` more times, so that the
+/// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
+/// doorbells can be checked against the ring arithmetic.
+fn identify_again(
+    pdev: &pci::Device<Core<'_>>,
+    bar: &Bar0<'_>,
+    admin: &mut QueuePair,
+    page: &Coherent<[u8]>,
+) -> Result {
+    let repeat = module_parameters::repeat.value();
+    if repeat == 0 {
+        return Ok(());
+    }
+    if repeat > 10_000 {
+        dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
+        return Err(EINVAL);
+    }
+    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    for _ in 0..repeat {
+        admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
+    }
+    dev_info!(pdev, "{} more Identify commands completed\n", repeat);
+    Ok(())
+}
+
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
@@ -277,6 +304,10 @@ kernel::module_pci_driver! {
         fault: u32 {
             default: 0,
             description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes",
+        },
+        repeat: u32 {
+            default: 0,
+            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
         },
     },
 }

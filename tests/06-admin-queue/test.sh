@@ -6,14 +6,22 @@
 . "$(dirname "$0")/../nvme-lib.sh"
 W=$(mktemp -d)
 
+# 2 Identify commands, then 70 more: 72 through an admin queue of 32
+# entries, so both rings wrap twice in one queue lifetime.
+REPEAT=70 DEPTH=32
 hint "submit_sync: write the SQE, ring the SQ tail doorbell, poll the CQE's phase tag, ring the CQ head doorbell"
-load || { finish; exit; }
+doorbell_mark
+load repeat=$REPEAT || { finish; exit; }
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us
 expect_dmesg "the controller is enabled" "^rnvme $BDF: controller enabled"
 hint "Identify Controller (CNS 1) into a DMA page, then IdCtrl::parse"
 expect_dmesg "logs the model, serial and firmware" "^rnvme $BDF: model \"[^\"]+\", serial \"rkw0001\", firmware \"[^\"]+\""
 hint "Identify Namespace (CNS 0, NSID 1), then IdNs::parse"
 expect_dmesg "logs namespace 1" "^rnvme $BDF: namespace 1: [0-9]+ blocks of [0-9]+ bytes"
+expect_dmesg "and $REPEAT more Identify commands" "^rnvme $BDF: $REPEAT more Identify commands completed"
+hint "each command: SQ tail doorbell = the slot after it (wrapping at $DEPTH); each completion: CQ head doorbell = the slot after it"
+expect_doorbells "QEMU saw the doorbells the ring arithmetic predicts: $((REPEAT + 2)) commands, one at a time" \
+	0 $DEPTH $((REPEAT + 2)) $((REPEAT + 2)) --one-at-a-time
 ours=$(dmesg_since_mark | sed -n "s/^rnvme $BDF: \(model\|MDTS\|controller ID\|namespace 1:\)/\1/p")
 printf '%s\n' "$ours" >"$W/ours"
 
