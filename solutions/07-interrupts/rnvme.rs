@@ -346,14 +346,24 @@ fn bring_up(
         vectors.irq_type(),
         irq
     );
-    // One page for Identify data; it lives until this returns. On an
-    // error the admin queue, dropped, disables the controller first.
+    // One page for Identify data; it is freed when this returns.
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let id = identify(pdev, cap, admin, &page)?;
-    async_event_request(pdev, admin)?;
-    identify_again(pdev, admin, &page)?;
-    dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped());
-    Ok(id)
+    let result = identify(pdev, cap, admin, &page).and_then(|id| {
+        async_event_request(pdev, admin)?;
+        identify_again(pdev, admin, &page)?;
+        Ok(id)
+    });
+    match result {
+        Ok(_) => dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped()),
+        // An Identify that timed out may still be written by the
+        // controller: stop it before the page is freed.
+        Err(_) => {
+            let _ = admin
+                .bar(pdev.as_ref())
+                .and_then(|bar| controller::disable(pdev.as_ref(), bar, cap));
+        }
+    }
+    result
 }
 // ANCHOR_END: bring_up
 
