@@ -150,8 +150,13 @@ run_vms() {
 	# their own with kmemleak on: it doubles the debug kernel's boot time and
 	# slows every allocation, so the other stages do without. The fast
 	# kernel has no kmemleak.
+	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
+	# controllers) boot alone, with kmemleak if they ask for it.
+	local own=()
 	for r in "${VM_RUNS[@]}"; do
-		if [ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ]; then
+		if [ "$(stage_env "${r%%:*}" BOOT)" = own ]; then
+			own+=("$r")
+		elif [ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ]; then
 			leak+=("$r")
 		else
 			plain+=("$r")
@@ -159,6 +164,11 @@ run_vms() {
 	done
 	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
 	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
+	for r in "${own[@]}"; do
+		local append=""
+		[ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ] && append="kmemleak=on"
+		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) run_boots "$append" "$r"
+	done
 }
 
 # run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as

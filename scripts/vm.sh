@@ -42,7 +42,10 @@ APPEND="modprobe.blacklist=nvme panic_on_warn=0"
 APPEND+=" rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose"
 # Extra kernel arguments (test.sh: kmemleak=on for stages that check leaks).
 APPEND+=${RKW_VM_APPEND:+ $RKW_VM_APPEND}
-VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${RKW_VM_CPUS:-2}" --memory "${RKW_VM_MEMORY:-2G}" --append "$APPEND")
+# vCPUs: RKW_VM_CPUS, else the stage's CPUS (stage.env), else 2.
+CPUS=${RKW_VM_CPUS:-}
+[ -n "$CPUS" ] || [ -z "$STAGE" ] || [ ! -f "$REPO/tests/$STAGE/stage.env" ] || CPUS=$(stage_env "$STAGE" CPUS)
+VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${CPUS:-2}" --memory "${RKW_VM_MEMORY:-2G}" --append "$APPEND")
 [ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
 
 # ---- the stage's devices ---------------------------------------------------
@@ -51,22 +54,40 @@ if [ -z "$DEVICES" ] && [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]
 	DEVICES=$(stage_env "$STAGE" DEVICES)
 fi
 QEMU_OPTS=()
+IMAGES=()
+trap 'rm -f "${IMAGES[@]}"' EXIT
+NVME=0
 for dev in $DEVICES; do
 	case "$dev" in
-	nvme) # QEMU's NVMe controller with a 64 MiB namespace in RAM-backed tmpfs
+	nvme | nvme:*) # QEMU's NVMe controller with a 64 MiB namespace in RAM-backed tmpfs
+		# `nvme:OPT,OPT` adds QEMU options to this controller (e.g.
+		# nvme:serial=rkw-q1,max_ioqpairs=1); several give several controllers.
+		opts="serial=rkw000$((NVME + 1))"
+		case "$dev" in
+		*[:,]serial=*) opts=${dev#nvme:} ;;
+		nvme:*) opts+=",${dev#nvme:}" ;;
+		esac
 		img=$(mktemp /dev/shm/rkw-nvme-XXXXXX.img)
-		trap 'rm -f "$img"' EXIT
+		IMAGES+=("$img")
 		truncate -s 64M "$img"
+		# A pattern the tests can read back: 512-byte block b of the first
+		# MiB holds "rkw-lba-%08d" (b) 32 times.
+		python3 -c 'import sys
+with open(sys.argv[1], "r+b") as f:
+    f.write(b"".join(b"rkw-lba-%08d" % b * 32 for b in range(2048)))' "$img"
 		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"
 		mkdir -p "$(dirname "$trace")"
-		: >"$trace"
-		# Traced: every protocol error (err, ub: the tests fail on them),
-		# every doorbell write and admin command (the tests compare them
-		# with what the driver's ring arithmetic must produce).
-		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm,format=raw -device nvme,serial=rkw0001,drive=nvm"
-			"-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace"
-			"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace")
-		VNG+=("--rodir=$(dirname "$trace")")
+		if [ $NVME -eq 0 ]; then
+			: >"$trace"
+			# Traced: every protocol error (err, ub: the tests fail on them),
+			# every doorbell write and admin command (the tests compare them
+			# with what the driver's ring arithmetic must produce).
+			QEMU_OPTS+=("-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace"
+				"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace")
+			VNG+=("--rodir=$(dirname "$trace")")
+		fi
+		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw -device nvme,drive=nvm$NVME,$opts")
+		NVME=$((NVME + 1))
 		;;
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
 	esac

@@ -309,7 +309,7 @@ finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
 	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && no_leaks
 	kernel_is_clean
-	[[ " ${RKW_STAGE_DEVICES:-} " == *" nvme "* ]] && nvme_trace_is_clean
+	[[ " ${RKW_STAGE_DEVICES:-} " =~ \ nvme[\ :] ]] && nvme_trace_is_clean
 	echo "RKW:done $RKW_PASS $RKW_FAIL"
 }
 

@@ -155,22 +155,6 @@ impl pci::Driver for RNvmeDriver {
             // an error drops `admin`, which disables the controller before
             // its memory is freed.
             let admin = AdminQueue::new(pdev.as_ref(), bar.into_devres()?, cap, ADMIN_DEPTH)?;
-            controller::enable(
-                pdev.as_ref(),
-                admin.bar(pdev.as_ref())?,
-                &cap,
-                admin.sq_address(),
-                admin.cq_address(),
-                ADMIN_DEPTH,
-                page_shift,
-            )?;
-            dev_info!(
-                pdev,
-                "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
-                ADMIN_DEPTH,
-                admin.sq_address(),
-                admin.cq_address()
-            );
             // ANCHOR_END: enable
 
             // ANCHOR: register
@@ -181,6 +165,7 @@ impl pci::Driver for RNvmeDriver {
                 // MSI-X if the device and the platform can, else MSI, else
                 // the legacy INTx pin. One vector: the admin queue's.
                 vectors: pdev.alloc_irq_vectors(1, 1, IrqTypes::all())?,
+                // ANCHOR: irq
                 irq <- {
                     // SAFETY: `vectors` is initialised (fields are
                     // initialised in the order written here), it lives in
@@ -201,7 +186,16 @@ impl pci::Driver for RNvmeDriver {
                         )
                     }
                 },
-                // The handler is registered: commands can complete now.
+                // ANCHOR_END: irq
+                // Only now, with the vectors allocated and the handler
+                // registered, start the controller: it sets up the admin
+                // completion queue's interrupt when it starts, and QEMU's
+                // model (as some real devices) uses an MSI-X vector only if
+                // MSI-X was on by then.
+                _: {
+                    start(pdev, admin.bar(pdev.as_ref())?, admin, cap, page_shift)?;
+                },
+                // Commands can complete now.
                 id: bring_up(pdev, admin, cap, vectors)?,
                 // (Last: each field initialised above is a binding of that
                 // name below it, and would hide the `pdev` of probe.)
@@ -328,6 +322,29 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coher
     dev_info!(pdev, "{} more Identify commands completed\n", repeat);
     Ok(())
 }
+
+// ANCHOR: start
+/// Tells the controller where the admin queues are and enables it.
+fn start(pdev: &pci::Device<Core<'_>>, bar: &Bar0<'_>, admin: &AdminQueue, cap: &Cap, page_shift: u32) -> Result {
+    controller::enable(
+        pdev.as_ref(),
+        bar,
+        cap,
+        admin.sq_address(),
+        admin.cq_address(),
+        ADMIN_DEPTH,
+        page_shift,
+    )?;
+    dev_info!(
+        pdev,
+        "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
+        ADMIN_DEPTH,
+        admin.sq_address(),
+        admin.cq_address()
+    );
+    Ok(())
+}
+// ANCHOR_END: start
 
 // ANCHOR: bring_up
 /// With the handler registered: says which interrupts the device got, asks

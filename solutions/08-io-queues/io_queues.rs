@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! I/O queues: how many the controller grants, which interrupt vector each
+//! uses, creating and deleting them, and a first real Read and Write
+//! through each one.
+
+use kernel::{
+    device::Core,
+    dma::Coherent,
+    irq,
+    pci::{
+        self,
+        IrqVectorRegistration, //
+    },
+    prelude::*,
+    sync::Arc,
+};
+
+use crate::{
+    command::{
+        Command,
+        CNS_NAMESPACE, //
+    },
+    identify::{
+        IdNs,
+        IDENTIFY_SIZE, //
+    },
+    irq_handler::QueueIrq,
+    queue::Queue,
+    registers::Registers,
+    ADMIN_TIMEOUT,
+};
+
+/// Entries in each I/O queue.
+pub(crate) const IO_DEPTH: u16 = 32;
+
+// ANCHOR: opcodes
+/// Admin opcodes for I/O queues (NVMe 1.4, 5.4-5.7) and features.
+const OPC_DELETE_IO_SQ: u8 = 0x00;
+const OPC_CREATE_IO_SQ: u8 = 0x01;
+const OPC_DELETE_IO_CQ: u8 = 0x04;
+const OPC_CREATE_IO_CQ: u8 = 0x05;
+const OPC_SET_FEATURES: u8 = 0x09;
+/// Feature: Number of Queues.
+const FID_NUMBER_OF_QUEUES: u32 = 0x07;
+/// NVM command set opcodes.
+const OPC_WRITE: u8 = 0x01;
+const OPC_READ: u8 = 0x02;
+// ANCHOR_END: opcodes
+
+/// The pattern the VM runner writes into the first MiB of every namespace
+/// before boot: 512-byte block `b` holds "rkw-lba-%08d" (b), 32 times.
+const PATTERN_BLOCK: usize = 512;
+const PATTERN_BLOCKS: u64 = 2048;
+
+/// An I/O queue pair and the interrupt vector its completions arrive on.
+pub(crate) struct IoQueue {
+    pub(crate) queue: Arc<Queue>,
+    pub(crate) vector: u32,
+}
+
+// ANCHOR: negotiate
+/// Asks for `wanted` I/O queue pairs (Set Features, Number of Queues) and
+/// returns how many the controller grants: it may grant fewer, never more.
+pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16) -> Result<u16> {
+    // Both counts are 0's based: SQs in bits 15:0, CQs in bits 31:16.
+    let n = u32::from(wanted.checked_sub(1).ok_or(EINVAL)?);
+    let cmd = Command {
+        opcode: OPC_SET_FEATURES,
+        cdw: [FID_NUMBER_OF_QUEUES, (n << 16) | n, 0, 0, 0, 0],
+        ..Command::default()
+    };
+    let cqe = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+    let sqs = (cqe.result & 0xffff) + 1;
+    let cqs = (cqe.result >> 16) + 1;
+    u16::try_from(sqs.min(cqs)).map_err(|_| EIO)
+}
+// ANCHOR_END: negotiate
+
+// ANCHOR: vector_of
+/// The vector of I/O queue `qid` (1..) when the device has `vectors`:
+/// vector 0 is the admin queue's; the I/O queues share the others round
+/// robin. With a single vector (INTx, or one MSI) every queue uses it.
+pub(crate) const fn vector_of(qid: u16, vectors: u32) -> u32 {
+    if vectors <= 1 || qid == 0 {
+        0
+    } else {
+        1 + (qid as u32 - 1) % (vectors - 1)
+    }
+}
+// ANCHOR_END: vector_of
+
+// ANCHOR: create
+/// Creates I/O queue pairs 1..=`count`: for each, a completion queue on its
+/// vector with interrupts enabled, then a submission queue that posts to it.
+/// (A CQ must exist before an SQ can name it.)
+pub(crate) fn create(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Queue,
+    regs: &Arc<Registers>,
+    count: u16,
+    vectors: u32,
+) -> Result<KVec<IoQueue>> {
+    let mut io = KVec::with_capacity(count.into(), GFP_KERNEL)?;
+    for qid in 1..=count {
+        let queue = Queue::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)?;
+        let vector = vector_of(qid, vectors);
+        // Queue size (0's based) in 31:16, queue ID in 15:0.
+        let size_qid = (u32::from(IO_DEPTH - 1) << 16) | u32::from(qid);
+        let create_cq = Command {
+            opcode: OPC_CREATE_IO_CQ,
+            prp1: queue.cq_address(),
+            // Interrupt vector in 31:16, interrupts enabled (bit 1),
+            // physically contiguous (bit 0).
+            cdw: [size_qid, (vector << 16) | 0b11, 0, 0, 0, 0],
+            ..Command::default()
+        };
+        admin.submit(pdev.as_ref(), &create_cq, ADMIN_TIMEOUT)?;
+        let create_sq = Command {
+            opcode: OPC_CREATE_IO_SQ,
+            prp1: queue.sq_address(),
+            // Its completion queue in 31:16, physically contiguous (bit 0).
+            cdw: [size_qid, (u32::from(qid) << 16) | 0b1, 0, 0, 0, 0],
+            ..Command::default()
+        };
+        admin.submit(pdev.as_ref(), &create_sq, ADMIN_TIMEOUT)?;
+        io.push(IoQueue { queue, vector }, GFP_KERNEL)?;
+    }
+    Ok(io)
+}
+// ANCHOR_END: create
+
+// ANCHOR: delete
+/// Deletes the I/O queues, last first, each SQ before its CQ (a CQ cannot
+/// be deleted while an SQ still posts to it). Returns how many.
+pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]) -> Result<usize> {
+    for q in io.iter().rev() {
+        let qid = u32::from(q.queue.qid());
+        for opcode in [OPC_DELETE_IO_SQ, OPC_DELETE_IO_CQ] {
+            let cmd = Command {
+                opcode,
+                cdw: [qid, 0, 0, 0, 0, 0],
+                ..Command::default()
+            };
+            admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+        }
+    }
+    Ok(io.len())
+}
+// ANCHOR_END: delete
+
+// ANCHOR: register
+/// Registers one handler per I/O queue on the queue's vector. Queues that
+/// share a vector get one handler each on the same interrupt (`SHARED`):
+/// each reaps its own queue.
+pub(crate) fn register<'b>(
+    vectors: &'b IrqVectorRegistration<'b>,
+    io: &[IoQueue],
+) -> Result<KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>> {
+    let mut handlers = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+    for q in io {
+        let request = vectors.index(usize::try_from(q.vector)?)?.into();
+        // SAFETY: The registration goes into the driver data (or is dropped
+        // right here on an error), which the driver core drops on unbind:
+        // it is never forgotten.
+        let handler = unsafe {
+            irq::Registration::new(
+                request,
+                irq::Flags::SHARED,
+                c"rnvme",
+                Ok::<_, Error>(QueueIrq(q.queue.clone())),
+            )
+        };
+        handlers.push(KBox::pin_init(handler, GFP_KERNEL)?, GFP_KERNEL)?;
+    }
+    Ok(handlers)
+}
+// ANCHOR_END: register
+
+/// A Read or Write of one logical block at `lba` of namespace 1, into or
+/// from the page at bus address `prp1`.
+fn rw(opcode: u8, lba: u64, prp1: u64) -> Command {
+    Command {
+        opcode,
+        nsid: 1,
+        prp1,
+        // Starting LBA in CDW10-11; CDW12: number of blocks, 0's based.
+        cdw: [lba as u32, (lba >> 32) as u32, 0, 0, 0, 0],
+        ..Command::default()
+    }
+}
+
+/// Whether `block` (of `PATTERN_BLOCK` bytes) is pattern block `n`.
+fn is_pattern(block: &[u8], n: u64) -> bool {
+    let mut unit = *b"rkw-lba-00000000";
+    let mut v = n;
+    for digit in unit[8..].iter_mut().rev() {
+        *digit = b'0' + (v % 10) as u8;
+        v /= 10;
+    }
+    block.chunks(unit.len()).all(|c| c == unit)
+}
+
+// ANCHOR: exercise
+/// Proves that every I/O queue works before anything relies on it: through
+/// each queue, reads `reads` blocks of the pattern the host wrote before
+/// boot and compares them, then writes a block of its own past the pattern
+/// and reads it back.
+pub(crate) fn exercise(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue], reads: u32) -> Result {
+    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+    admin.submit(
+        pdev.as_ref(),
+        &Command::identify(CNS_NAMESPACE, 1, page.dma_address()),
+        ADMIN_TIMEOUT,
+    )?;
+    // SAFETY: The controller wrote the page before the completion the
+    // handler reaped, and no other command refers to it.
+    let block = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?.block_size().ok_or(EIO)?;
+    let block = usize::try_from(block)?;
+    if block > IDENTIFY_SIZE || block % PATTERN_BLOCK != 0 {
+        dev_err!(pdev, "a {}-byte block does not fit the test's page\n", block);
+        return Err(EOPNOTSUPP);
+    }
+    let per_block = (block / PATTERN_BLOCK) as u64;
+    for q in io {
+        let qid = q.queue.qid();
+        // Each queue reads blocks of its own, wrapping in the pattern.
+        for j in 0..u64::from(reads) {
+            let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
+            q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+            // SAFETY: As above, for this Read's completion.
+            let data = unsafe { page.as_ref() };
+            let good = data[..block]
+                .chunks(PATTERN_BLOCK)
+                .zip(lba * per_block..)
+                .all(|(b, n)| is_pattern(b, n));
+            if !good {
+                dev_err!(pdev, "queue {}: block {} is not what the host wrote\n", qid, lba);
+                return Err(EIO);
+            }
+        }
+        // A block past the pattern, one per queue: write, then read back.
+        let lba = PATTERN_BLOCKS / per_block + u64::from(qid);
+        // SAFETY: No command refers to the page now: the controller does
+        // not access it until the Write below is submitted.
+        let data = unsafe { page.as_mut() };
+        data.fill(0);
+        data[..block].fill(b'a' + (qid % 26) as u8);
+        q.queue.submit(pdev.as_ref(), &rw(OPC_WRITE, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        // SAFETY: The Write has completed: nothing refers to the page.
+        unsafe { page.as_mut() }.fill(0);
+        q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        // SAFETY: The Read has completed, as above.
+        let data = unsafe { page.as_ref() };
+        if data[..block].iter().any(|&b| b != b'a' + (qid % 26) as u8) {
+            dev_err!(pdev, "queue {}: block {} does not read back as written\n", qid, lba);
+            return Err(EIO);
+        }
+        dev_info!(
+            pdev,
+            "queue {}: vector {}, {} pattern blocks read and verified, 1 block written and read back\n",
+            qid,
+            q.vector,
+            reads
+        );
+    }
+    Ok(())
+}
+// ANCHOR_END: exercise

@@ -1,0 +1,490 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 08: I/O queues. The controller grants a number of I/O queue
+//! pairs; the driver creates one per CPU (at most that many), each with its
+//! interrupt vector (shared when there are fewer vectors than queues), and
+//! proves each one with real Reads and Writes before anything uses it.
+//!
+//! How to run: `make run STEP=08` (4 vCPUs, three controllers with
+//! different limits), then `dmesg | grep queue` and `grep rnvme
+//! /proc/interrupts` in the VM.
+//!
+//! Check your work with `make check STEP=08` (the exercises are in
+//! `io_queues.rs`: `negotiate`, `create` and `delete`).
+
+use kernel::{
+    device::Core,
+    dma::{
+        Coherent,
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    irq::{
+        self,
+        IrqRequest, //
+    },
+    cpu,
+    pci::{
+        self,
+        IrqTypes,
+        IrqVectorRegistration, //
+    },
+    prelude::*,
+    sync::Arc,
+    time::Delta, //
+};
+
+// Stage 06's files, unchanged: the command layouts, the controller reset,
+// Identify parsing, the registers, the ring arithmetic, CAP.
+#[path = "../../solutions/06-admin-queue/command.rs"]
+mod command;
+#[path = "../../solutions/06-admin-queue/controller.rs"]
+mod controller;
+#[path = "../../solutions/06-admin-queue/identify.rs"]
+mod identify;
+#[path = "../../solutions/06-admin-queue/regs.rs"]
+mod regs;
+#[path = "../../solutions/06-admin-queue/ring.rs"]
+mod ring;
+#[path = "../../solutions/06-admin-queue/spec.rs"]
+mod spec;
+// Stage 07's handler and queue, changed: any queue ID, shared registers.
+mod irq_handler;
+mod queue;
+// New in stage 08.
+mod io_queues;
+mod registers;
+
+use command::{
+    Command,
+    CNS_CONTROLLER,
+    CNS_NAMESPACE, //
+};
+use identify::{
+    ascii,
+    IdCtrl,
+    IdNs,
+    IDENTIFY_SIZE, //
+};
+use io_queues::IoQueue;
+use irq_handler::QueueIrq;
+use queue::Queue;
+use registers::Registers;
+use regs::BAR0_SIZE;
+use spec::Cap;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Entries in each admin queue.
+const ADMIN_DEPTH: u16 = 32;
+/// The memory page size the driver uses: 4 KiB.
+const PAGE_SHIFT: u32 = 12;
+/// How long a command may take before its submitter gives up.
+pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
+/// Pattern blocks each I/O queue reads at probe: more than twice the queue
+/// depth, so every ring wraps (the test checks QEMU's doorbell trace).
+const PROBE_READS: u32 = 70;
+/// Admin opcode: Asynchronous Event Request. The controller holds it until
+/// an event occurs, which may be never.
+const OPC_ASYNC_EVENT_REQUEST: u8 = 0x0c;
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+///
+/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
+/// is pinned, so `vectors` does not move, and fields drop in the order they
+/// are declared, so the handlers are unregistered before the vectors are
+/// freed, and all before the queues (which disable the controller) are
+/// dropped.
+#[pin_data]
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// The I/O queues' handlers, one per queue: dropped first.
+    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    /// The I/O queue pairs: deleted by `unbind`.
+    io: KVec<IoQueue>,
+    /// The admin queue's handler: `free_irq` when dropped, which waits for
+    /// a handler still running on another CPU.
+    #[pin]
+    irq: irq::Registration<'b, QueueIrq>,
+    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
+    vectors: IrqVectorRegistration<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+    /// The admin queue pair, shared with its handler.
+    admin: Arc<Queue>,
+    /// The registers, shared by every queue.
+    regs: Arc<Registers>,
+    /// What Identify Controller said.
+    id: IdCtrl,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        pin_init::pin_init_scope(move || {
+            pdev.enable_device_mem()?;
+            pdev.set_master();
+            let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
+
+            let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
+            let vs = bar.read(regs::VS);
+            log_identity(pdev, &cap, &vs);
+            if !cap.supports_nvm() {
+                dev_err!(pdev, "the NVM command set is not supported\n");
+                return Err(ENODEV);
+            }
+
+            // SAFETY: Nothing else allocates or maps DMA memory for this
+            // device while it probes, and no allocation exists yet.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            controller::disable(pdev.as_ref(), &bar, &cap)?;
+            let page_shift = match module_parameters::fault.value() {
+                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+                2 => {
+                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                    return Err(EINVAL);
+                }
+                _ => PAGE_SHIFT,
+            };
+            // ANCHOR_END: probe
+
+            // ANCHOR: enable
+            // Every queue and handler rings doorbells: the registers move
+            // into an `Arc` every queue holds, as a device-managed
+            // `DevresBar`. From here on, an error drops `admin`, which
+            // disables the controller before its memory is freed.
+            let regs = Registers::new(bar.into_devres()?, cap)?;
+            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            // ANCHOR_END: enable
+
+            // ANCHOR: register
+            let pdev_data: &'b pci::Device = pdev;
+            // One vector for the admin queue and one per CPU for the I/O
+            // queues, if the device has that many; at least one.
+            let cpus = cpu::nr_cpu_ids();
+            Ok(try_pin_init!(RNvme {
+                cap,
+                admin: admin.clone(),
+                regs: regs.clone(),
+                // MSI-X if the device and the platform can, else MSI, else
+                // the legacy INTx pin.
+                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
+                // ANCHOR: irq
+                irq <- {
+                    // SAFETY: `vectors` is initialised (fields are
+                    // initialised in the order written here), it lives in
+                    // the pinned driver data, so it does not move, and it is
+                    // dropped after `irq` (declaration order): the borrow
+                    // outlives every use of it.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    let request = vectors.index(0)?.into();
+                    // SAFETY: The registration becomes a field of the driver
+                    // data, which the driver core drops on unbind: it is
+                    // never forgotten.
+                    unsafe {
+                        irq::Registration::new(
+                            request,
+                            irq::Flags::SHARED,
+                            c"rnvme",
+                            Ok::<_, Error>(QueueIrq(admin.clone())),
+                        )
+                    }
+                },
+                // ANCHOR_END: irq
+                // Only now, with the vectors allocated and the handler
+                // registered, start the controller: it sets up the admin
+                // completion queue's interrupt when it starts, and QEMU's
+                // model (as some real devices) uses an MSI-X vector only if
+                // MSI-X was on by then.
+                _: {
+                    start(pdev, regs, admin, cap, page_shift)?;
+                },
+                // Commands can complete now.
+                id: bring_up(pdev, admin, cap, vectors)?,
+                // ANCHOR: io_fields
+                // One I/O queue pair per CPU, as many as the controller
+                // grants; then their handlers; then a first real I/O.
+                io: {
+                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
+                    let count = wanted.min(granted);
+                    let vecs = u32::try_from(vectors.len())?;
+                    dev_info!(
+                        pdev,
+                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+                        granted,
+                        count,
+                        cpus,
+                        vecs,
+                        vectors.irq_type()
+                    );
+                    io_queues::create(pdev, admin, regs, count, vecs)?
+                },
+                io_irqs: {
+                    // SAFETY: As for `irq` above: `vectors` is initialised,
+                    // pinned, and dropped after `io_irqs`.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    io_queues::register(vectors, io)?
+                },
+                _: {
+                    io_queues::exercise(pdev, admin, io, PROBE_READS)?;
+                },
+                // ANCHOR_END: io_fields
+                // (Last: each field initialised above is a binding of that
+                // name below it, and would hide the `pdev` of probe.)
+                pdev: pdev_data,
+            }))
+            // ANCHOR_END: register
+        })
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
+        // Stop the controller before `RNvme` is dropped, right after this:
+        // that frees the queue memory, which it must no longer touch.
+        match io_queues::delete(pdev, &this.admin, &this.io) {
+            Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
+            Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
+        }
+        let disabled = this
+            .regs
+            .bar(pdev.as_ref())
+            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
+        match disabled {
+            Ok(()) => dev_info!(
+                this.pdev,
+                "controller disabled; {} completions came by interrupt\n",
+                this.admin.reaped()
+            ),
+            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
+        }
+    }
+    // ANCHOR_END: unbind
+}
+
+/// Logs what the controller says about itself (the test compares these
+/// lines with the registers as user space sees them).
+fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
+    dev_info!(
+        pdev,
+        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
+        vs.mjr().get(),
+        vs.mnr().get(),
+        vs.ter().get(),
+        pdev.vendor_id().as_raw(),
+        pdev.device_id()
+    );
+    dev_info!(
+        pdev,
+        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
+        cap.mqes,
+        cap.max_queue_entries(),
+        cap.cqr,
+        cap.dstrd,
+        cap.doorbell_stride()
+    );
+    dev_info!(
+        pdev,
+        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
+        cap.to,
+        cap.timeout_ms(),
+        cap.css,
+        cap.supports_nvm(),
+        cap.mpsmin,
+        cap.min_page_size(),
+        cap.mpsmax,
+        cap.max_page_size()
+    );
+}
+
+// ANCHOR: identify
+/// Asks the controller who it is, and about namespace 1, and logs it.
+fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &Queue, page: &Coherent<[u8]>) -> Result<IdCtrl> {
+    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+    // SAFETY: The controller wrote the page before it posted the completion
+    // the handler reaped, and no other command refers to the page: nothing
+    // writes it while this reference lives.
+    let id = IdCtrl::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+    dev_info!(
+        pdev,
+        "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
+        ascii(&id.mn),
+        ascii(&id.sn),
+        ascii(&id.fr),
+        id.vid
+    );
+    match id.max_transfer(cap.min_page_size()) {
+        Some(bytes) => dev_info!(pdev, "MDTS {}: at most {} bytes per transfer\n", id.mdts, bytes),
+        None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
+    }
+    dev_info!(pdev, "controller ID {}, {} namespace(s)\n", id.cntlid, id.nn);
+
+    if id.nn >= 1 {
+        let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
+        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+        // SAFETY: As above, for the second command's completion.
+        let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+        let block = ns.block_size().ok_or(EIO)?;
+        dev_info!(
+            pdev,
+            "namespace 1: {} blocks of {} bytes (LBA format {}), {} MiB\n",
+            ns.nsze,
+            block,
+            ns.format,
+            ns.nsze.saturating_mul(u64::from(block)) >> 20
+        );
+    }
+    Ok(id)
+}
+// ANCHOR_END: identify
+
+/// For the test: sends Identify Controller `repeat` more times, so that the
+/// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
+/// doorbells can be checked against the ring arithmetic.
+fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &Queue, page: &Coherent<[u8]>) -> Result {
+    let repeat = module_parameters::repeat.value();
+    if repeat == 0 {
+        return Ok(());
+    }
+    if repeat > 10_000 {
+        dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
+        return Err(EINVAL);
+    }
+    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    for _ in 0..repeat {
+        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+    }
+    dev_info!(pdev, "{} more Identify commands completed\n", repeat);
+    Ok(())
+}
+
+// ANCHOR: start
+/// Tells the controller where the admin queues are and enables it.
+fn start(pdev: &pci::Device<Core<'_>>, regs: &Registers, admin: &Queue, cap: &Cap, page_shift: u32) -> Result {
+    controller::enable(
+        pdev.as_ref(),
+        regs.bar(pdev.as_ref())?,
+        cap,
+        admin.sq_address(),
+        admin.cq_address(),
+        ADMIN_DEPTH,
+        page_shift,
+    )?;
+    dev_info!(
+        pdev,
+        "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
+        ADMIN_DEPTH,
+        admin.sq_address(),
+        admin.cq_address()
+    );
+    Ok(())
+}
+// ANCHOR_END: start
+
+// ANCHOR: bring_up
+/// With the handler registered: says which interrupts the device got, asks
+/// it who it is, and runs what the test asked for.
+fn bring_up(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Queue,
+    cap: &Cap,
+    vectors: &IrqVectorRegistration<'_>,
+) -> Result<IdCtrl> {
+    let irq = IrqRequest::from(vectors.index(0)?).irq();
+    dev_info!(
+        pdev,
+        "interrupts: {} vector(s) of type {:?}, admin queue on IRQ {}\n",
+        vectors.len(),
+        vectors.irq_type(),
+        irq
+    );
+    // One page for Identify data; it is freed when this returns.
+    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+    let result = identify(pdev, cap, admin, &page).and_then(|id| {
+        async_event_request(pdev, admin)?;
+        identify_again(pdev, admin, &page)?;
+        Ok(id)
+    });
+    match result {
+        Ok(_) => dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped()),
+        // An Identify that timed out may still be written by the
+        // controller: stop it before the page is freed.
+        Err(_) => {
+            let _ = admin.disable_controller();
+        }
+    }
+    result
+}
+// ANCHOR_END: bring_up
+
+// ANCHOR: aer
+/// For the test: an Asynchronous Event Request, which the controller holds
+/// until an event occurs (here: none), waited for `aer_wait_ms`.
+fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result {
+    let ms = module_parameters::aer_wait_ms.value();
+    if ms == 0 {
+        return Ok(());
+    }
+    let aer = Command {
+        opcode: OPC_ASYNC_EVENT_REQUEST,
+        ..Command::default()
+    };
+    match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
+        Err(e) if e == ETIMEDOUT => {
+            dev_info!(pdev, "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n", ms);
+            Ok(())
+        }
+        Err(e) => Err(e),
+        Ok(cqe) => {
+            dev_info!(pdev, "Asynchronous Event Request answered: {:#x}\n", cqe.result);
+            Ok(())
+        }
+    }
+}
+// ANCHOR_END: aer
+
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 08: NVMe I/O queues",
+    license: "GPL",
+    params: {
+        fault: u32 {
+            default: 0,
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes",
+        },
+        repeat: u32 {
+            default: 0,
+            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
+        },
+        aer_wait_ms: u32 {
+            default: 0,
+            description: "For the tests: send an Asynchronous Event Request and wait this long for it (0: do not)",
+        },
+    },
+}
