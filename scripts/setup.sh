@@ -140,7 +140,7 @@ kernel_build() { # kernel_build FLAVOUR
 	else
 		mkdir -p "$out"
 		note "building the $flavour kernel in $out"
-		note "(9-12 min on 2 cores; log: $CACHE/logs/kernel-build-$flavour.log)"
+		note "(8-15 min on 2 cores; log: $CACHE/logs/kernel-build-$flavour.log)"
 		local t0
 		t0=$(date +%s)
 		# shellcheck disable=SC2046
