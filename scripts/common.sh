@@ -49,6 +49,12 @@ current_kdir() { # current_kdir [FLAVOUR]
 	fi
 }
 
+# venv_ok: virtme-ng's venv is there and built on Debian's /usr/bin/python3
+# (a venv made by another interpreter breaks when that one is not there).
+venv_ok() {
+	[ -x "$VENV/bin/vng" ] && grep -qx 'home = /usr/bin' "$VENV/pyvenv.cfg" 2>/dev/null
+}
+
 # Modules are built per flavour: a module only loads into its own kernel.
 MODULES_DIR="$REPO/build/modules-$FLAVOUR"
 

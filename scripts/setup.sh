@@ -75,10 +75,12 @@ crate_tools() {
 
 # ---- 3. virtme-ng from PyPI, in a private venv --------------------------------
 virtme() {
-	[ -x "$VENV/bin/vng" ] && return 0
+	venv_ok && return 0
 	note "pip install virtme-ng==$VIRTME_NG_VERSION"
 	rm -rf "$VENV"
-	python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_VERSION" >"$CACHE/logs/pip.log" 2>&1 ||
+	# Debian's python3 (the one python3-venv serves), never one that pyenv
+	# or a PATH put first: the venv must work where only Debian's exists.
+	/usr/bin/python3 -m venv "$VENV" && "$VENV/bin/pip" install -q "virtme-ng==$VIRTME_NG_VERSION" >"$CACHE/logs/pip.log" 2>&1 ||
 		{
 			rm -rf "$VENV"
 			die "pip install virtme-ng==$VIRTME_NG_VERSION failed (log: $CACHE/logs/pip.log): is PyPI reachable? Re-run make setup."
