@@ -150,6 +150,17 @@ impl kernel::Module for R9pModule {
             pr_err!("addr= must be an IPv4 address such as 127.0.0.1\n");
             return Err(EINVAL);
         };
+        let listener = TcpListener::listen(addr, port, BACKLOG).inspect_err(|&e| {
+            if e == EADDRINUSE {
+                pr_err!(
+                    "port {} is already in use (EADDRINUSE): pick another with port=N\n",
+                    port
+                );
+            } else {
+                pr_err!("cannot listen on port {}: {:?}\n", port, e);
+            }
+        })?;
+        let listener = AsyncListener::new(listener)?;
         let root_path = ROOT.value();
         if root_path.to_bytes().first() != Some(&b'/') {
             pr_err!("root= must name the directory to export, as an absolute path\n");
@@ -163,17 +174,6 @@ impl kernel::Module for R9pModule {
             );
         })?;
         let root = Node::new(root, None)?;
-        let listener = TcpListener::listen(addr, port, BACKLOG).inspect_err(|&e| {
-            if e == EADDRINUSE {
-                pr_err!(
-                    "port {} is already in use (EADDRINUSE): pick another with port=N\n",
-                    port
-                );
-            } else {
-                pr_err!("cannot listen on port {}: {:?}\n", port, e);
-            }
-        })?;
-        let listener = AsyncListener::new(listener)?;
         // From here on, an error drops `this`, which shuts the executor down.
         let this = Self {
             executor: Executor::new(c"r9p", workers)?,

@@ -1,0 +1,520 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One connection: read a request, answer it, repeat.
+//!
+//! Each connection is one task on the executor. It reads whole frames from
+//! its socket (awaiting the reactor when nothing has arrived), decodes them
+//! with the stage-14 codec, calls the VFS (blocking is fine: a task runs on
+//! a worker thread), and writes the reply. Requests are answered one at a
+//! time, in order: so by the time a `Tflush` arrives, the request it names
+//! was answered already, and `Rflush` is all there is to say.
+
+use crate::{
+    executor::yield_now,
+    fid::{
+        qid_of,
+        FidTable,
+        Node, //
+    },
+    p9::{
+        self,
+        dirent::{
+            encode_rreaddir,
+            Dirent, //
+        },
+        error::errno,
+        frame::{
+            self,
+            HEADER_SIZE,
+            MAX_WALK_ELEMENTS,
+            NOFID,
+            RREAD_HEADER_SIZE, //
+        },
+        qid::{
+            Qid,
+            QTDIR,
+            QTFILE,
+            QTSYMLINK, //
+        },
+        reply::{
+            Rattach,
+            Rgetattr,
+            Rlerror,
+            Rlopen,
+            Rread,
+            Rreadlink,
+            Rstatfs,
+            Rversion,
+            Rwalk,
+            WalkQids,
+            GETATTR_BASIC, //
+        },
+        request::{
+            Tgetattr,
+            Tlopen,
+            Tread,
+            Treaddir,
+            Tversion,
+            Twalk, //
+        },
+        Reply,
+        Request, //
+    },
+    vfs::File,
+    AsyncStream,
+};
+use core::ffi::CStr;
+use kernel::{
+    bindings,
+    prelude::*,
+    sync::Arc, //
+};
+
+/// The largest message the server accepts or sends: the v9fs TCP transport
+/// allows at most 1 MiB, too.
+pub(crate) const MAX_MSIZE: u32 = 1024 * 1024;
+/// The smallest `msize` the server agrees to (v9fs itself needs 4 KiB).
+const MIN_MSIZE: u32 = 4096;
+/// The buffer size before `Tversion` set the real one.
+const FIRST_MSIZE: u32 = 8192;
+/// The longest name a walk may use (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+/// Requests a connection answers before it lets other tasks have a turn.
+const TURNS: u32 = 16;
+
+/// 9P2000.L `Tlopen` flags that ask for writing (`P9_DOTL_WRONLY`,
+/// `P9_DOTL_RDWR`, `P9_DOTL_CREATE`, `P9_DOTL_TRUNC`, `P9_DOTL_APPEND`).
+const WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000;
+
+/// Message types that would change the export (`Tlcreate`, `Tsymlink`,
+/// `Tmknod`, `Trename`, `Tsetattr`, `Txattrcreate`, `Tlink`, `Tmkdir`,
+/// `Trenameat`, `Tunlinkat`, `Tcreate`, `Twrite`, `Tremove`): the codec
+/// does not know them, the server answers them with `EROFS`.
+const WRITE_TYPES: [u8; 13] = [14, 16, 18, 20, 26, 32, 70, 72, 74, 76, 114, 118, 122];
+
+// ANCHOR: serve
+/// One connection's task. Dropping the stream at the end closes it.
+pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
+    match serve_requests(&stream, root).await {
+        Ok(()) => {}
+        // The client went away without a goodbye: an everyday event.
+        Err(e) if e == ECONNRESET || e == EPIPE => {}
+        Err(e) => pr_info!("a connection ended with an error: {:?}\n", e),
+    }
+}
+// ANCHOR_END: serve
+
+// ANCHOR: serve_requests
+/// Reads frames from `stream` and answers each, until the client closes the
+/// connection or sends a frame that cannot be answered (its size field is
+/// wrong: the stream cannot be resynchronised).
+async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {    // TODO: Answer requests until the client closes the connection:
+    // - `let mut session = Session::new(root)?;` and an input buffer
+    //   `KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?`, with
+    //   `filled`, the number of bytes in it not answered yet;
+    // - in a loop: once `frame_size(&inbuf[..filled])` (use `get`) is
+    //   `Some(size)`:
+    //   - a `size` below `HEADER_SIZE` or above `session.msize`: the stream
+    //     cannot be trusted any more: `let len = session.refuse(...)`, send
+    //     `session.reply(len)?` with `stream.write_all(..).await?`, and
+    //     return `Err(EPROTO)`;
+    //   - `filled >= size`: the whole frame is there:
+    //     `let len = session.handle(&inbuf[..size])`, send
+    //     `session.reply(len)?`, move the bytes after the frame to the front
+    //     (`inbuf.copy_within(size..filled, 0)`, `filled -= size`), grow
+    //     `inbuf` to `session.msize` if a `Tversion` raised it
+    //     (`inbuf.resize(msize, 0, GFP_KERNEL)?`), and every `TURNS`
+    //     requests `yield_now().await`; then `continue`;
+    // - otherwise read more: `stream.read(&mut inbuf[filled..]).await?`
+    //   (use `get_mut`); 0 bytes means the client closed: `Ok(())`.
+    let _ = (stream, root, frame_size, yield_now, HEADER_SIZE);
+    Err(ENOSYS)
+
+}
+
+/// The `size` field of the frame at the start of `buf`, once it has arrived.
+fn frame_size(buf: &[u8]) -> Option<usize> {
+    let size: [u8; 4] = buf.get(..4)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(size)).ok()
+}
+// ANCHOR_END: serve_requests
+
+/// The `errno` of an error, as `Rlerror` carries it (positive).
+fn ecode(e: Error) -> u32 {
+    e.to_errno().unsigned_abs()
+}
+
+/// What a failed request gets back: an error code.
+type Answer = core::result::Result<usize, u32>;
+
+// ANCHOR: session
+/// The state of one connection.
+struct Session {
+    /// The export root: where `Tattach` starts.
+    root: Arc<Node>,
+    /// The client's fids.
+    fids: FidTable,
+    /// The negotiated maximum message size.
+    msize: u32,
+    /// Where replies are encoded (`msize` bytes).
+    out: KVVec<u8>,
+    /// Where `Tread` and `Treadlink` put their data before it is encoded.
+    data: KVVec<u8>,
+}
+// ANCHOR_END: session
+
+impl Session {
+    /// A session before `Tversion`.
+    fn new(root: Arc<Node>) -> Result<Self> {
+        Ok(Self {
+            root,
+            fids: FidTable::new(),
+            msize: FIRST_MSIZE,
+            out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
+            data: KVVec::new(),
+        })
+    }
+
+    /// The first `len` bytes of the reply buffer.
+    fn reply(&self, len: usize) -> Result<&[u8]> {
+        self.out.get(..len).ok_or(EINVAL)
+    }
+
+    /// Encodes `Rlerror` for the frame at the start of `frame` that cannot be
+    /// decoded; returns its length (0: nothing to send).
+    fn refuse(&mut self, frame: &[u8]) -> usize {
+        let tag = frame
+            .get(5..7)
+            .map_or(frame::NOTAG, |t| u16::from_le_bytes([t[0], t[1]]));
+        self.lerror(tag, errno::EPROTO)
+    }
+
+    /// Encodes `Rlerror` with `ecode` and `tag`; returns its length.
+    fn lerror(&mut self, tag: u16, ecode: u32) -> usize {
+        let reply = Reply::Lerror(Rlerror { ecode });
+        p9::encode_reply(tag, &reply, &mut self.out).unwrap_or(0)
+    }
+
+    // ANCHOR: handle
+    /// Answers the request in `frame` (one whole frame); returns the length
+    /// of the reply in `self.out`. Every request gets a reply: an error, a
+    /// malformed message, an unknown type all get `Rlerror`.
+    fn handle(&mut self, frame: &[u8]) -> usize {
+        let (tag, answer) = match p9::decode_request(frame, self.msize) {
+            Ok(request) => (request.tag, self.dispatch(request.tag, request.body)),
+            Err(e) => {
+                // The header was checked before: its tag and type are there.
+                let header = frame::read_header(frame, self.msize).ok();
+                let ecode = match e {
+                    p9::Error::UnknownType(ty) if WRITE_TYPES.contains(&ty) => errno::EROFS,
+                    e => e.errno(),
+                };
+                (header.map_or(frame::NOTAG, |h| h.tag), Err(ecode))
+            }
+        };
+        match answer {
+            Ok(len) => len,
+            Err(ecode) => self.lerror(tag, ecode),
+        }
+    }
+
+    /// Answers one decoded request.
+    fn dispatch(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        let reply = match request {
+            Request::Version(t) => return self.version(tag, t),
+            // No authentication: attach with afid = NOFID.
+            Request::Auth(_) => return Err(errno::EOPNOTSUPP),
+            Request::Attach(t) => {
+                if t.afid != NOFID {
+                    return Err(ecode(EINVAL));
+                }
+                self.fids.insert(t.fid, self.root.clone()).map_err(ecode)?;
+                Reply::Attach(Rattach { qid: self.root.qid })
+            }
+            // Requests are answered in order: the one to flush is answered.
+            Request::Flush(_) => Reply::Flush,
+            Request::Walk(t) => return self.walk(tag, t),
+            Request::Lopen(t) => self.lopen(t).map_err(ecode)?,
+            Request::Read(t) => return self.read(tag, t),
+            Request::Readdir(t) => return self.readdir(tag, t),
+            Request::Getattr(t) => self.getattr(t).map_err(ecode)?,
+            Request::Readlink(t) => return self.readlink(tag, t.fid),
+            Request::Statfs(t) => self.statfs(t.fid).map_err(ecode)?,
+            // No extended attributes: "no such attribute" for any name.
+            Request::Xattrwalk(t) => {
+                self.fids.get(t.fid).map_err(ecode)?;
+                return Err(errno::ENODATA);
+            }
+            Request::Clunk(t) => {
+                self.fids.remove(t.fid).map_err(ecode)?;
+                Reply::Clunk
+            }
+        };
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: handle
+
+    // ANCHOR: version
+    /// `Tversion`: agree on the protocol and `msize`; forget every fid.
+    fn version(&mut self, tag: u16, t: Tversion<'_>) -> Answer {
+        self.fids.clear();
+        let msize = t.msize.min(MAX_MSIZE);
+        let version = if t.version == frame::VERSION_9P2000_L && msize >= MIN_MSIZE {
+            // Buffers first: if they cannot grow, the old msize stays.
+            let len = msize as usize;
+            self.out
+                .resize(len, 0, GFP_KERNEL)
+                .map_err(|_| ecode(ENOMEM))?;
+            self.data
+                .resize(len, 0, GFP_KERNEL)
+                .map_err(|_| ecode(ENOMEM))?;
+            self.msize = msize;
+            frame::VERSION_9P2000_L
+        } else {
+            b"unknown"
+        };
+        let reply = Reply::Version(Rversion {
+            msize: self.msize,
+            version,
+        });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: version
+
+    // ANCHOR: walk
+    /// `Twalk`: from `fid`, walk the names one at a time; if all of them
+    /// could be walked, `newfid` names the file reached. Otherwise the reply
+    /// lists the qids of the names that could be (an error if not even the
+    /// first could), and `newfid` is not created.
+    fn walk(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
+        let mut node = self.fids.get(t.fid).map_err(ecode)?.node.clone();
+        if t.newfid != t.fid && self.fids.contains(t.newfid) {
+            return Err(ecode(EEXIST));
+        }
+        let mut qids = [Qid::default(); MAX_WALK_ELEMENTS];
+        let mut walked = 0;
+        for name in t.names.iter() {
+            match step(&node, name) {
+                Ok(next) => {
+                    // Decoding checked there are at most 16 names.
+                    if let Some(slot) = qids.get_mut(walked) {
+                        *slot = next.qid;
+                    }
+                    walked += 1;
+                    node = next;
+                }
+                Err(e) if walked == 0 => return Err(ecode(e)),
+                Err(_) => break,
+            }
+        }
+        if walked == t.names.len() {
+            if t.newfid == t.fid {
+                let fid = self.fids.get_mut(t.fid).map_err(ecode)?;
+                fid.node = node;
+                fid.open = None;
+            } else {
+                self.fids.insert(t.newfid, node).map_err(ecode)?;
+            }
+        }
+        let qids = qids.get(..walked).unwrap_or(&[]);
+        let reply = Reply::Walk(Rwalk {
+            qids: WalkQids::from_list(qids).map_err(|e| e.errno())?,
+        });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: walk
+
+    // ANCHOR: lopen
+    /// `Tlopen`: open a fid for reading. Write flags get `EROFS`; only
+    /// regular files and directories are opened.
+    fn lopen(&mut self, t: Tlopen) -> Result<Reply<'static>> {
+        if t.flags & WRITE_FLAGS != 0 {
+            return Err(EROFS);
+        }
+        let root = self.root.clone();
+        let fid = self.fids.get_mut(t.fid)?;
+        if fid.open.is_some() {
+            return Err(EBADF);
+        }
+        let node = fid.node.clone();
+        let mode = u32::from(node.file.getattr()?.mode) & bindings::S_IFMT;
+        match mode {
+            bindings::S_IFREG | bindings::S_IFDIR => {}
+            // Never open a symlink: the client resolves it, not the server.
+            bindings::S_IFLNK => return Err(ELOOP),
+            // A FIFO would block the worker until a writer came.
+            _ => return Err(EOPNOTSUPP),
+        }
+        fid.open = Some(node.file.open_read(&root.file)?);
+        Ok(Reply::Lopen(Rlopen {
+            qid: node.qid,
+            iounit: 0,
+        }))
+    }
+    // ANCHOR_END: lopen
+
+    /// The open file of `fid`; `EBADF` if it is not open.
+    fn open_file(&self, fid: u32) -> Result<&File> {
+        self.fids.get(fid)?.open.as_ref().ok_or(EBADF)
+    }
+
+    // ANCHOR: read
+    /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
+    fn read(&mut self, tag: u16, t: Tread) -> Answer {
+        let max = (self.msize as usize).saturating_sub(RREAD_HEADER_SIZE);
+        let count = (t.count as usize).min(max);
+        let file = self.fids.get(t.fid).map_err(ecode)?.open.as_ref();
+        let file = file.ok_or(ecode(EBADF))?;
+        let buf = self.data.get_mut(..count).ok_or(ecode(EINVAL))?;
+        let n = file.read_at(buf, t.offset).map_err(ecode)?;
+        let data = self.data.get(..n).ok_or(ecode(EINVAL))?;
+        let reply = Reply::Read(Rread { data });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: read
+
+    // ANCHOR: readdir
+    /// `Treaddir`: as many entries as fit in `count` bytes, from `offset`.
+    ///
+    /// Each entry carries the offset the client passes to continue *after*
+    /// it: the position of the entry that follows it. The file system hands
+    /// an entry its own position, so each entry learns its offset from the
+    /// next one, and the last from where the listing stopped.
+    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {        // TODO: List the open directory of `t.fid` from `t.offset`:
+        // - `let file = self.open_file(t.fid).map_err(ecode)?;` and
+        //   `limit`: `t.count`, at most `msize - RREAD_HEADER_SIZE`;
+        // - `file.readdir(t.offset, &mut |e| { ... })` calls the closure for
+        //   each entry: if `Dirent::FIXED_SIZE + e.name.len()` no longer
+        //   fits in `limit`, remember `e.pos` (where to continue) and return
+        //   `false`; otherwise push an `Entry` (qid: `qid_type(e.dtype)`,
+        //   `e.ino`; `pos: e.pos`; its name's range in a `names` buffer,
+        //   `names.extend_from_slice(e.name, GFP_KERNEL)`) and return `true`.
+        //   An allocation that fails: remember it, return `false`, and answer
+        //   `ENOMEM`. `readdir` returns the position after the last entry.
+        // - Each `Dirent`'s `offset` is where the client continues *after*
+        //   it: the `pos` of the next entry, and for the last one the
+        //   remembered position (or what `readdir` returned at the end).
+        // - Encode with `encode_rreaddir(tag, t.count, dirents, &mut
+        //   self.out)`; the answer is the outcome's `len`.
+        let _ = (tag, t, qid_type, encode_rreaddir::<core::iter::Empty<Dirent<'_>>>);
+        Err(ecode(ENOSYS))
+
+    }
+    // ANCHOR_END: readdir
+
+    // ANCHOR: getattr
+    /// `Tgetattr`: the basic `stat` fields (all of them, whatever the mask).
+    fn getattr(&self, t: Tgetattr) -> Result<Reply<'static>> {
+        let st = self.fids.get(t.fid)?.node.file.getattr()?;
+        let (btime_sec, btime_nsec) = if st.result_mask & bindings::STATX_BTIME != 0 {
+            (st.btime.tv_sec as u64, st.btime.tv_nsec as u64)
+        } else {
+            (0, 0)
+        };
+        Ok(Reply::Getattr(Rgetattr {
+            valid: GETATTR_BASIC,
+            qid: qid_of(&st),
+            mode: u32::from(st.mode),
+            uid: st.uid.val,
+            gid: st.gid.val,
+            nlink: u64::from(st.nlink),
+            rdev: encode_dev(st.rdev),
+            size: st.size as u64,
+            blksize: u64::from(st.blksize),
+            blocks: st.blocks,
+            atime_sec: st.atime.tv_sec as u64,
+            atime_nsec: st.atime.tv_nsec as u64,
+            mtime_sec: st.mtime.tv_sec as u64,
+            mtime_nsec: st.mtime.tv_nsec as u64,
+            ctime_sec: st.ctime.tv_sec as u64,
+            ctime_nsec: st.ctime.tv_nsec as u64,
+            btime_sec,
+            btime_nsec,
+            gen: 0,
+            data_version: 0,
+        }))
+    }
+    // ANCHOR_END: getattr
+
+    /// `Tstatfs`: the numbers of the file system the fid is on.
+    fn statfs(&self, fid: u32) -> Result<Reply<'static>> {
+        let st = self.fids.get(fid)?.node.file.statfs()?;
+        let [lo, hi] = st.f_fsid;
+        Ok(Reply::Statfs(Rstatfs {
+            fs_type: st.f_type as u32,
+            bsize: st.f_bsize as u32,
+            blocks: st.f_blocks,
+            bfree: st.f_bfree,
+            bavail: st.f_bavail,
+            files: st.f_files,
+            ffree: st.f_ffree,
+            fsid: u64::from(lo as u32) | (u64::from(hi as u32) << 32),
+            namelen: st.f_namelen as u32,
+        }))
+    }
+
+    /// `Treadlink`: the target of a symlink fid, as it is stored.
+    fn readlink(&mut self, tag: u16, fid: u32) -> Answer {
+        let node = self.fids.get(fid).map_err(ecode)?.node.clone();
+        if !node.is_symlink() {
+            return Err(ecode(EINVAL));
+        }
+        let mut target = KVVec::new();
+        node.file.readlink(&mut target).map_err(ecode)?;
+        let reply = Reply::Readlink(Rreadlink { target: &target });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+}
+
+/// One entry of a `Treaddir` reply, before its offset is known.
+struct Entry {
+    qid: Qid,
+    /// The entry's own position.
+    pos: u64,
+    dtype: u8,
+    /// Where its name is in the names buffer.
+    name: core::ops::Range<usize>,
+}
+
+// ANCHOR: step
+/// Walks one name from the directory `dir`: the confinement lives here.
+///
+/// - A name is one component: never empty, no `/`, no NUL.
+/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and the
+///   export root, which has none, is its own parent.
+/// - Any other name is looked up in `dir` by the VFS, relative to `dir`'s
+///   own path handle, without following a symlink: a symlink is a node like
+///   any other (the client reads it with `Treadlink`), and walking on from
+///   it fails, because it is not a directory.
+fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {    // TODO: Walk one name from `dir`, confined to the export:
+    // - `dir` must be a directory (`dir.is_dir()`), or `ENOTDIR`;
+    // - `b""` is `ENOENT`; `b"."` is `dir` itself (`dir.clone()`);
+    // - `b".."` is `dir.parent`, and `dir` itself when it has none (the
+    //   export root is its own parent);
+    // - a name with a `/` or a NUL byte is `EINVAL`, one longer than
+    //   `NAME_MAX` is `ENAMETOOLONG`;
+    // - any other name: copy it into a `[0u8; NAME_MAX + 1]` buffer, make a
+    //   `CStr` of it (`CStr::from_bytes_until_nul`), look it up with
+    //   `dir.file.lookup(cname)?` (one component, symlinks not followed),
+    //   and return `Node::new(file, Some(dir.clone()))`.
+    let _ = (dir, name, CStr::from_bytes_until_nul);
+    Err(ENOSYS)
+
+}
+// ANCHOR_END: step
+
+/// A qid type for a directory entry's `d_type`.
+fn qid_type(dtype: u8) -> u8 {
+    match u32::from(dtype) {
+        bindings::DT_DIR => QTDIR,
+        bindings::DT_LNK => QTSYMLINK,
+        _ => QTFILE,
+    }
+}
+
+/// A `dev_t` as user space encodes it (`new_encode_dev`): what v9fs decodes.
+fn encode_dev(dev: bindings::dev_t) -> u64 {
+    let major = u64::from(dev >> 20);
+    let minor = u64::from(dev & 0xf_ffff);
+    (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)
+}

@@ -1,0 +1,207 @@
+#!/usr/bin/env python3
+"""A small 9P2000.L client that speaks the raw protocol to the stage-15
+server and checks what a mount never sends: `..` at the root, names with a
+`/`, a symlink opened or walked through, a fid reused, a Tflush of an unknown
+tag, unknown and write-like message types, a truncated message, a directory
+listed in small pieces.
+
+Usage: p9raw.py PORT  (the export must hold the fixture of test.sh)
+Prints "ok: N checks" and exits 0, or prints what failed and exits 1."""
+
+import socket
+import struct
+import sys
+
+TVERSION, TAUTH, TATTACH, TFLUSH, TWALK = 100, 102, 104, 108, 110
+TLOPEN, TREAD, TREADDIR, TGETATTR, TREADLINK = 12, 116, 40, 24, 22
+TXATTRWALK, TCLUNK, TSTATFS = 30, 120, 8
+RLERROR = 7
+NOFID = 0xFFFFFFFF
+ENOENT, EBADF, EINVAL, EROFS, ELOOP, ENOTDIR = 2, 9, 22, 30, 40, 20
+ENODATA, EPROTO, EOPNOTSUPP, EEXIST = 61, 71, 95, 17
+
+
+def s(b):
+    if isinstance(b, str):
+        b = b.encode()
+    return struct.pack("<H", len(b)) + b
+
+
+class Conn:
+    def __init__(self, port):
+        self.sock = socket.create_connection(("127.0.0.1", port), timeout=20)
+        self.tag = 1
+
+    def send(self, ty, body, tag=None):
+        tag = self.tag if tag is None else tag
+        self.tag = (self.tag + 1) % 0xFFFF
+        self.sock.sendall(struct.pack("<IBH", 7 + len(body), ty, tag) + body)
+        return tag
+
+    def recv(self):
+        head = self.exactly(7)
+        size, ty, tag = struct.unpack("<IBH", head)
+        return ty, tag, self.exactly(size - 7)
+
+    def exactly(self, n):
+        data = b""
+        while len(data) < n:
+            chunk = self.sock.recv(n - len(data))
+            if not chunk:
+                raise EOFError("the server closed the connection")
+            data += chunk
+        return data
+
+    def rpc(self, ty, body, tag=None):
+        sent = self.send(ty, body, tag)
+        rty, rtag, rbody = self.recv()
+        if rtag != sent:
+            raise AssertionError(f"reply tag {rtag} for request tag {sent}")
+        return rty, rbody
+
+    def ok(self, ty, body):
+        rty, rbody = self.rpc(ty, body)
+        if rty == RLERROR:
+            raise AssertionError(f"type {ty} failed with errno {struct.unpack('<I', rbody)[0]}")
+        if rty != ty + 1:
+            raise AssertionError(f"type {ty} answered with type {rty}")
+        return rbody
+
+    def error(self, ty, body):
+        """The errno of the Rlerror the request gets (fails if it succeeds)."""
+        rty, rbody = self.rpc(ty, body)
+        if rty != RLERROR:
+            raise AssertionError(f"type {ty} should fail, got type {rty}")
+        return struct.unpack("<I", rbody)[0]
+
+    def version(self, msize=65536):
+        body = self.ok(TVERSION, struct.pack("<I", msize) + s("9P2000.L"))
+        return struct.unpack("<I", body[:4])[0]
+
+    def attach(self, fid):
+        return self.ok(TATTACH, struct.pack("<II", fid, NOFID) + s("root") + s("") + struct.pack("<I", 0))
+
+    def walk_body(self, fid, newfid, names):
+        return struct.pack("<IIH", fid, newfid, len(names)) + b"".join(s(n) for n in names)
+
+    def walk(self, fid, newfid, names):
+        """The qids ((type, path) pairs) of a successful or partial walk."""
+        body = self.ok(TWALK, self.walk_body(fid, newfid, names))
+        (n,) = struct.unpack("<H", body[:2])
+        return [(body[2 + 13 * i], struct.unpack("<Q", body[2 + 13 * i + 5 : 2 + 13 * i + 13])[0]) for i in range(n)]
+
+    def getattr_qid(self, fid):
+        body = self.ok(TGETATTR, struct.pack("<IQ", fid, 0x7FF))
+        return (body[8], struct.unpack("<Q", body[13:21])[0])
+
+    def clunk(self, fid):
+        self.ok(TCLUNK, struct.pack("<I", fid))
+
+    def readdir_all(self, fid, count):
+        names, offset, calls = [], 0, 0
+        while True:
+            body = self.ok(TREADDIR, struct.pack("<IQI", fid, offset, count))
+            calls += 1
+            (n,) = struct.unpack("<I", body[:4])
+            data = body[4 : 4 + n]
+            if not data:
+                return names, calls
+            i = 0
+            while i < len(data):
+                offset = struct.unpack("<Q", data[i + 13 : i + 21])[0]
+                (ln,) = struct.unpack("<H", data[i + 22 : i + 24])
+                names.append(data[i + 24 : i + 24 + ln])
+                i += 24 + ln
+
+
+def main():
+    port = int(sys.argv[1])
+    checks = 0
+
+    def expect(cond, what):
+        nonlocal checks
+        if not cond:
+            raise AssertionError(what)
+        checks += 1
+
+    c = Conn(port)
+    msize = c.version(1 << 24)
+    expect(msize == 1 << 20, f"msize 16 MiB is capped to 1 MiB, got {msize}")
+    msize = c.version(65536)
+    expect(msize == 65536, f"msize 64 KiB is kept, got {msize}")
+    expect(c.error(TAUTH, struct.pack("<I", 5) + s("u") + s("") + struct.pack("<I", 0)) > 0, "Tauth is refused")
+    c.attach(1)
+    root = c.getattr_qid(1)
+    expect(root[0] == 0x80, "the root is a directory")
+
+    # `..` at the root stays at the root, however often.
+    qids = c.walk(1, 2, ["..", "..", ".."])
+    expect(len(qids) == 3 and all(q == root for q in qids), f"'..' from the root is the root: {qids}")
+    expect(c.getattr_qid(2) == root, "a fid walked to '..' of the root is the root")
+    sub = c.walk(1, 3, ["d"])[0]
+    expect(c.walk(3, 4, [".."]) == [root], "'..' of a subdirectory is the root")
+    expect(c.walk(3, 5, [".", "..", "d", ".."]) == [sub, root, sub, root], "'.' and '..' walk as names do")
+
+    # Names are single components.
+    for bad in ["d/big", "../etc", "/etc", "", "a\0b"]:
+        expect(c.error(TWALK, c.walk_body(1, 6, [bad])) in (ENOENT, EINVAL), f"the name {bad!r} is refused")
+    expect(c.error(TGETATTR, struct.pack("<IQ", 6, 0x7FF)) == EBADF, "a refused walk creates no fid")
+
+    # A symlink is reported, never followed: not opened, not walked through.
+    lnk = c.walk(1, 7, ["links", "out"])
+    expect(len(lnk) == 2 and lnk[1][0] == 0x02, f"a symlink walks to a symlink qid: {lnk}")
+    expect(c.error(TLOPEN, struct.pack("<II", 7, 0)) == ELOOP, "Tlopen on a symlink fid is refused (ELOOP)")
+    body = c.ok(TREADLINK, struct.pack("<I", 7))
+    expect(body[2:].startswith(b"/"), f"Treadlink answers the target: {body[2:]!r}")
+    partial = c.walk(1, 8, ["links", "out", "secret"])
+    expect(len(partial) == 2, f"a walk through a symlink stops at the link: {len(partial)} of 3 names walked")
+    expect(c.error(TGETATTR, struct.pack("<IQ", 8, 0x7FF)) == EBADF, "a partial walk creates no fid")
+    expect(c.error(TWALK, c.walk_body(7, 8, ["secret"])) == ENOTDIR, "walking from a symlink fid fails with ENOTDIR")
+
+    # Fids: a number in use is refused until clunked.
+    expect(c.error(TATTACH, struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)) == EEXIST,
+           "Tattach to a fid in use is refused")
+    expect(c.error(TWALK, c.walk_body(1, 2, ["d"])) == EEXIST, "Twalk to a newfid in use is refused")
+    c.clunk(2)
+    expect(c.walk(1, 2, ["d"]) == [sub], "after Tclunk the fid number can be used again")
+    expect(c.error(TCLUNK, struct.pack("<I", 999)) == EBADF, "Tclunk of an unknown fid fails")
+
+    # Opening: read-only only.
+    c.walk(1, 9, ["one"])
+    for flags in (1, 2, 0o100, 0o1000, 0o2000):
+        expect(c.error(TLOPEN, struct.pack("<II", 9, flags)) == EROFS, f"Tlopen flags {flags:#o} fail with EROFS")
+    c.ok(TLOPEN, struct.pack("<II", 9, 0))
+    body = c.ok(TREAD, struct.pack("<IQI", 9, 0, 1 << 30))
+    expect(body == struct.pack("<I", 1) + b"1", f"Tread of a 1-byte file with a huge count: {body!r}")
+    expect(c.error(TREAD, struct.pack("<IQI", 3, 0, 10)) == EBADF, "Tread on a fid not opened fails")
+    expect(c.error(TXATTRWALK, struct.pack("<II", 1, 10) + s("user.x")) == ENODATA, "Txattrwalk: no such attribute")
+    c.ok(TSTATFS, struct.pack("<I", 1))
+
+    # A directory of 2000 entries, read in small pieces and resumed.
+    c.walk(1, 11, ["many"])
+    c.ok(TLOPEN, struct.pack("<II", 11, 0))
+    names, calls = c.readdir_all(11, 300)
+    expect(len(names) == 2002 and len(set(names)) == 2002, f"Treaddir with count 300: {len(names)} names, {len(set(names))} distinct")
+    expect(calls > 100, f"... in many replies ({calls})")
+    names2, _ = c.readdir_all(11, msize)
+    expect(sorted(names2) == sorted(names), "the same names with a large count")
+
+    # Flush, unknown types, write-like types, a malformed message.
+    rty, _ = c.rpc(TFLUSH, struct.pack("<H", 4242))
+    expect(rty == TFLUSH + 1, "Tflush of an unknown tag gets Rflush")
+    expect(c.error(200, b"") == EOPNOTSUPP, "an unknown type gets Rlerror EOPNOTSUPP")
+    expect(c.error(72, struct.pack("<I", 1) + s("x") + struct.pack("<II", 0o755, 0)) == EROFS, "Tmkdir gets EROFS")
+    expect(c.error(118, struct.pack("<IQI", 9, 0, 1) + b"x") == EROFS, "Twrite gets EROFS")
+    expect(c.error(TWALK, struct.pack("<IIH", 1, 12, 5)) == EPROTO, "a truncated Twalk gets EPROTO")
+    expect(c.error(TWALK, c.walk_body(1, 12, ["d"] * 17)) == EPROTO, "a Twalk of 17 names gets EPROTO")
+    expect(c.walk(1, 12, ["d"]) == [sub], "and the connection still serves")
+    c.sock.close()
+    print(f"ok: {checks} checks")
+
+
+if __name__ == "__main__":
+    try:
+        main()
+    except (AssertionError, OSError, EOFError, struct.error) as e:
+        print(f"FAIL: {e}")
+        sys.exit(1)
