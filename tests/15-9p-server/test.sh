@@ -112,7 +112,9 @@ for msize in 8192 131072 1048576; do
 done
 
 if [ $mounted -eq 0 ]; then
-	# Nothing else can work while no mount does.
+	# Nothing else can work while no mount does. The module holds the
+	# export's root open: unload it before unmounting the fixture.
+	loaded && rmmod "$MODULE"
 	umount "$EXPORT"
 	rm -rf "$W"
 	finish
