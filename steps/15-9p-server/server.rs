@@ -108,7 +108,8 @@ pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
 /// Reads frames from `stream` and answers each, until the client closes the
 /// connection or sends a frame that cannot be answered (its size field is
 /// wrong: the stream cannot be resynchronised).
-async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {    // TODO: Answer requests until the client closes the connection:
+async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
+    // TODO: Answer requests until the client closes the connection:
     // - `let mut session = Session::new(root)?;` and an input buffer
     //   `KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?`, with
     //   `filled`, the number of bytes in it not answered yet;
@@ -129,7 +130,6 @@ async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {    //
     //   (use `get_mut`); 0 bytes means the client closed: `Ok(())`.
     let _ = (stream, root, frame_size, yield_now, HEADER_SIZE);
     Err(ENOSYS)
-
 }
 
 /// The `size` field of the frame at the start of `buf`, once it has arrived.
@@ -380,7 +380,8 @@ impl Session {
     /// it: the position of the entry that follows it. The file system hands
     /// an entry its own position, so each entry learns its offset from the
     /// next one, and the last from where the listing stopped.
-    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {        // TODO: List the open directory of `t.fid` from `t.offset`:
+    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
+        // TODO: List the open directory of `t.fid` from `t.offset`:
         // - `let file = self.open_file(t.fid).map_err(ecode)?;` and
         //   `limit`: `t.count`, at most `msize - RREAD_HEADER_SIZE`;
         // - `file.readdir(t.offset, &mut |e| { ... })` calls the closure for
@@ -396,9 +397,13 @@ impl Session {
         //   remembered position (or what `readdir` returned at the end).
         // - Encode with `encode_rreaddir(tag, t.count, dirents, &mut
         //   self.out)`; the answer is the outcome's `len`.
-        let _ = (tag, t, qid_type, encode_rreaddir::<core::iter::Empty<Dirent<'_>>>);
+        let _ = (
+            tag,
+            t,
+            qid_type,
+            encode_rreaddir::<core::iter::Empty<Dirent<'_>>>,
+        );
         Err(ecode(ENOSYS))
-
     }
     // ANCHOR_END: readdir
 
@@ -486,7 +491,8 @@ struct Entry {
 ///   own path handle, without following a symlink: a symlink is a node like
 ///   any other (the client reads it with `Treadlink`), and walking on from
 ///   it fails, because it is not a directory.
-fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {    // TODO: Walk one name from `dir`, confined to the export:
+fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
+    // TODO: Walk one name from `dir`, confined to the export:
     // - `dir` must be a directory (`dir.is_dir()`), or `ENOTDIR`;
     // - `b""` is `ENOENT`; `b"."` is `dir` itself (`dir.clone()`);
     // - `b".."` is `dir.parent`, and `dir` itself when it has none (the
@@ -499,7 +505,6 @@ fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {    // TODO: Walk on
     //   and return `Node::new(file, Some(dir.clone()))`.
     let _ = (dir, name, CStr::from_bytes_until_nul);
     Err(ENOSYS)
-
 }
 // ANCHOR_END: step
 
