@@ -110,10 +110,10 @@ wait_dmesg() {
 # like wait_dmesg, for long work that logs progress lines (PROGRESS_REGEX):
 # it waits as long as the progress moves, and fails only when no new
 # progress line came for STALL_SECONDS ("stuck"), or after CAP_SECONDS
-# (default 200) in all ("too slow"). A busy or emulated machine is slow, a
+# (default 150) in all ("too slow"). A busy or emulated machine is slow, a
 # lost wakeup is stuck: the failure says which, with the last progress line.
 wait_progress() {
-	local desc=$1 done_re=$2 prog_re=$3 stall=$4 cap=${5:-200}
+	local desc=$1 done_re=$2 prog_re=$3 stall=$4 cap=${5:-150}
 	local t0=$SECONDS last=$SECONDS seen=0 n log
 	while :; do
 		log=$(dmesg_since_mark)

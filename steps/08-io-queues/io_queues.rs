@@ -61,7 +61,8 @@ pub(crate) struct IoQueue {
 
 // ANCHOR: negotiate
 /// Asks for `wanted` I/O queue pairs (Set Features, Number of Queues) and
-/// returns how many the controller grants: it may grant fewer, never more.
+/// returns how many the controller grants: fewer, or (QEMU does) more; the
+/// driver uses no more than it wanted.
 pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16) -> Result<u16> {
     // TODO: Ask for `wanted` I/O queue pairs with Set Features
     // (`OPC_SET_FEATURES`), feature `FID_NUMBER_OF_QUEUES` in CDW10, and in
@@ -188,6 +189,23 @@ fn is_pattern(block: &[u8], n: u64) -> bool {
 /// and reads it back.
 pub(crate) fn exercise(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue], reads: u32) -> Result {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+    let result = exercise_with(pdev, admin, io, reads, &page);
+    if result.is_err() {
+        // A command that timed out may still be carried out into the page:
+        // stop the controller before the page is freed.
+        let _ = admin.disable_controller();
+    }
+    result
+}
+
+/// `exercise`, with the page to read into and write from.
+fn exercise_with(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Queue,
+    io: &[IoQueue],
+    reads: u32,
+    page: &Coherent<[u8]>,
+) -> Result {
     admin.submit(
         pdev.as_ref(),
         &Command::identify(CNS_NAMESPACE, 1, page.dma_address()),
