@@ -13,8 +13,8 @@
 //! would change the export gets `EROFS`.
 //!
 //! How to run: `make run STEP=15`, then in the VM
-//! `mkdir -p /tmp/e /mnt/9 && echo hi >/tmp/e/f && insmod ... root=/tmp/e`,
-//! `mount -t 9p -o trans=tcp,port=5640,version=9p2000.L 127.0.0.1 /mnt/9`.
+//! `mkdir -p /tmp/e /tmp/m && echo hi >/tmp/e/f && insmod ... root=/tmp/e`,
+//! `mount -t 9p -o trans=tcp,port=5640,version=9p2000.L 127.0.0.1 /tmp/m`.
 
 use core::sync::atomic::{
     AtomicU64,

@@ -436,6 +436,11 @@ impl Session {
         if failed {
             return Err(ecode(ENOMEM));
         }
+        // Not even one entry fits in `count`: an empty reply would say "end
+        // of directory".
+        if entries.is_empty() && stop.is_some() {
+            return Err(ecode(EMSGSIZE));
+        }
         let next = stop.unwrap_or(end);
         // Entry i continues at entry i + 1; the last at `next`.
         let dirents = entries.iter().enumerate().map(|(i, e)| Dirent {

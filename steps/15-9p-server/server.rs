@@ -392,6 +392,8 @@ impl Session {
         //   `names.extend_from_slice(e.name, GFP_KERNEL)`) and return `true`.
         //   An allocation that fails: remember it, return `false`, and answer
         //   `ENOMEM`. `readdir` returns the position after the last entry.
+        //   If not even the first entry fits, answer `EMSGSIZE`: an empty
+        //   reply would tell the client the directory ended.
         // - Each `Dirent`'s `offset` is where the client continues *after*
         //   it: the `pos` of the next entry, and for the last one the
         //   remembered position (or what `readdir` returned at the end).

@@ -183,6 +183,7 @@ def main():
     names, calls = c.readdir_all(11, 300)
     expect(len(names) == 2002 and len(set(names)) == 2002, f"Treaddir with count 300: {len(names)} names, {len(set(names))} distinct")
     expect(calls > 100, f"... in many replies ({calls})")
+    expect(c.error(TREADDIR, struct.pack("<IQI", 11, 0, 20)) == 90, "Treaddir with a count too small for one entry: EMSGSIZE, not an empty (final) reply")
     names2, _ = c.readdir_all(11, msize)
     expect(sorted(names2) == sorted(names), "the same names with a large count")
 
