@@ -8,15 +8,22 @@ use kernel::{
         Bound,
         Device, //
     },
-    io::Io,
+    io::{
+        poll::read_poll_timeout,
+        Io, //
+    },
     pci,
     prelude::*,
     sync::Arc,
+    time::Delta,
 };
 
 use crate::{
-    controller,
-    regs::BAR0_SIZE,
+    regs::{
+        BAR0_SIZE,
+        CC,
+        CSTS, //
+    },
     spec::Cap,
     Bar0,
 };
@@ -57,10 +64,25 @@ impl Registers {
     }
 
     /// Disables the controller, if the device is still bound: afterwards it
-    /// touches no queue memory.
+    /// touches no queue memory. Callable without proof that the device is
+    /// bound (as in a queue's `drop`): every register access takes the
+    /// registers for itself (`try_access`: an RCU read-side section, in
+    /// which nothing may sleep), and the wait sleeps between them.
     pub(crate) fn disable(&self) -> Result {
-        let bar = self.bar.try_access().ok_or(ENXIO)?;
-        controller::disable(self.bar.device(), &bar, &self.cap)
+        {
+            let bar = self.bar.try_access().ok_or(ENXIO)?;
+            let cc = bar.read(CC);
+            if cc.en() {
+                bar.write_reg(cc.with_en(false));
+            }
+        }
+        read_poll_timeout(
+            || self.bar.try_access().map(|bar| bar.read(CSTS)).ok_or(ENXIO),
+            |csts| !csts.rdy(),
+            Delta::from_millis(1),
+            Delta::from_millis(i64::from(self.cap.timeout_ms())),
+        )
+        .map(|_| ())
     }
 }
 // ANCHOR_END: registers

@@ -18,6 +18,7 @@ use kernel::{
     io::{
         io_project,
         io_read,
+        poll::read_poll_timeout,
         Io, //
     },
     new_condvar,
@@ -46,8 +47,11 @@ use crate::{
         Command,
         Completion, //
     },
-    controller,
-    regs::BAR0_SIZE,
+    regs::{
+        BAR0_SIZE,
+        CC,
+        CSTS, //
+    },
     ring::{
         CqRing,
         SqRing, //
@@ -320,16 +324,40 @@ impl AdminQueue {
     }
 }
 
+impl AdminQueue {
+    // ANCHOR: disable
+    /// Disables the controller without proof that the device is bound (as
+    /// in `drop`): every register access takes the registers for itself
+    /// (`try_access`: an RCU read-side section, in which nothing may
+    /// sleep), and the wait sleeps between them. `controller::disable` does
+    /// the same with a `&Bar0` held all along, for process context.
+    fn disable(&self) -> Result {
+        {
+            let bar = self.bar.try_access().ok_or(ENXIO)?;
+            let cc = bar.read(CC);
+            if cc.en() {
+                bar.write_reg(cc.with_en(false));
+            }
+        }
+        read_poll_timeout(
+            || self.bar.try_access().map(|bar| bar.read(CSTS)).ok_or(ENXIO),
+            |csts| !csts.rdy(),
+            Delta::from_millis(1),
+            Delta::from_millis(i64::from(self.cap.timeout_ms())),
+        )
+        .map(|_| ())
+    }
+    // ANCHOR_END: disable
+}
+
 #[pinned_drop]
 impl PinnedDrop for AdminQueue {
     fn drop(self: Pin<&mut Self>) {
         // INVARIANT: stop the controller before the queue memory is freed
         // (with the fields, right after this). After a successful unbind it
         // is stopped already, and this returns at once.
-        if let Some(bar) = self.bar.try_access() {
-            if let Err(e) = controller::disable(self.bar.device(), &bar, &self.cap) {
-                dev_err!(self.bar.device(), "disabling failed ({:?})\n", e);
-            }
+        if let Err(e) = self.disable() {
+            dev_err!(self.bar.device(), "disabling failed ({:?})\n", e);
         }
     }
 }
