@@ -12,7 +12,7 @@ HOST_PROGRAMS=(
 	qemu-system-x86_64:qemu-system-x86 file:file ip:iproute2 udevadm:udev
 	mount:mount python3:python3
 	# the stage tests, in the guest
-	insmod:kmod rmmod:kmod modprobe:kmod dmesg:util-linux timeout:coreutils
+	insmod:kmod rmmod:kmod modprobe:kmod dmesg:util-linux flock:util-linux timeout:coreutils
 	awk:mawk sed:sed grep:grep find:findutils ps:procps
 	fio:fio nvme:nvme-cli diod:diod
 )

@@ -17,6 +17,13 @@ FAILED=0
 # Per flavour: a `make check FAST=1` must not overwrite a `make test`'s logs.
 LOGS="$REPO/build/test-logs/$FLAVOUR"
 mkdir -p "$LOGS"
+# One run per flavour at a time: a second one would overwrite this one's
+# VM logs (and two VMs on 2 cores only slow each other down).
+exec 9>"$LOGS/.lock"
+if ! flock -n 9; then
+	say "another make test/check on the $FLAVOUR kernel is running: waiting for it"
+	flock 9
+fi
 
 ok() {
 	PASSED=$((PASSED + 1))
@@ -176,23 +183,26 @@ run_vms() {
 run_boots() {
 	local append=$1 log="$LOGS/vm.log" devices="" r
 	shift
-	local pending=("$@")
+	local pending=("$@") budget=120 t
 	for r in "${pending[@]}"; do
 		devices+=" $(stage_env "${r%%:*}" DEVICES)"
+		# Each tree's test may take TIMEOUT seconds (stage.env; 240).
+		t=$(stage_env "${r%%:*}" TIMEOUT)
+		budget=$((budget + 2 * ${t:-240} + 20))
 	done
 	devices=$(tr ' ' '\n' <<<"$devices" | sort -u | xargs)
 	while [ ${#pending[@]} -gt 0 ]; do
 		BOOT=$((BOOT + 1))
 		[ -n "$LEARNER" ] && say "booting the VM and running the test${append:+ ($append)}"
 		local t0=$SECONDS
-		# A hung guest is killed: each tree's test has 240 s in the guest
-		# (guest-run.sh), the boot gets 120 s.
+		# A hung guest is killed: each tree's test has TIMEOUT (240) s in
+		# the guest (guest-run.sh), the boot gets 120 s.
 		# Each boot has a file of its own, added to the log afterwards: vng
 		# re-opens its output by name (truncating it), so a second boot
 		# cannot append to the first one's file.
 		local out="$LOGS/vm-$BOOT.out"
 		: >"$out"
-		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((120 + 500 * ${#pending[@]}))} RKW_VM_APPEND=$append \
+		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/vm-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"

@@ -14,7 +14,7 @@ export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
 echo "RKW:guest-up $(uname -r)"
 for arg in "$@"; do
 	STAGE=${arg%%:*}
-	MODULE="" DEVICES="" KMEMLEAK=""
+	MODULE="" DEVICES="" KMEMLEAK="" TIMEOUT=""
 	# shellcheck disable=SC1090
 	. "tests/$STAGE/stage.env"
 	RKW_STAGE_DEVICES=$DEVICES RKW_STAGE_KMEMLEAK=$KMEMLEAK
@@ -30,7 +30,7 @@ for arg in "$@"; do
 		if [ -z "$KO" ]; then
 			echo "RKW:not-ok $MODULE.ko was built"
 		else
-			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-240}" bash "tests/$STAGE/test.sh" "$t" ||
+			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}" bash "tests/$STAGE/test.sh" "$t" ||
 				echo "RKW:not-ok the test script finished (exit status $?)"
 		fi
 		# A module the test left behind would spoil the next run.

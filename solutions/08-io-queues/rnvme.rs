@@ -88,9 +88,6 @@ const ADMIN_DEPTH: u16 = 32;
 const PAGE_SHIFT: u32 = 12;
 /// How long a command may take before its submitter gives up.
 pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
-/// Pattern blocks each I/O queue reads at probe: more than twice the queue
-/// depth, so every ring wraps (the test checks QEMU's doorbell trace).
-const PROBE_READS: u32 = 70;
 /// Admin opcode: Asynchronous Event Request. The controller holds it until
 /// an event occurs, which may be never.
 const OPC_ASYNC_EVENT_REQUEST: u8 = 0x0c;
@@ -246,7 +243,7 @@ impl pci::Driver for RNvmeDriver {
                     io_queues::register(vectors, io)?
                 },
                 _: {
-                    io_queues::exercise(pdev, admin, io, PROBE_READS)?;
+                    io_queues::exercise(pdev, admin, io, module_parameters::io_reads.value().clamp(1, 1000))?;
                 },
                 // ANCHOR_END: io_fields
                 // (Last: each field initialised above is a binding of that
@@ -478,6 +475,10 @@ kernel::module_pci_driver! {
         repeat: u32 {
             default: 0,
             description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
+        },
+        io_reads: u32 {
+            default: 70,
+            description: "Pattern blocks each I/O queue reads at probe (1..=1000): the default, more than twice the queue depth, makes every ring wrap",
         },
         aer_wait_ms: u32 {
             default: 0,

@@ -46,13 +46,13 @@ deletes_in_order() {
 # check what the chapter predicts: GRANTED queue pairs granted, QUEUES
 # created, VECTORS allocated, IRQS interrupts registered, queue q on VECq.
 variant() {
-	local name=$1 bdf=$2 granted=$3 queues=$4 vectors=$5 irqs=$6 q admin
-	shift 6
+	local name=$1 bdf=$2 granted=$3 queues=$4 vectors=$5 irqs=$6 repeat=$7 q admin
+	shift 7
 	only "$bdf"
 	mark
 	doorbell_mark
 	hint "create: Set Features (Number of Queues), then per queue Create I/O CQ (with its vector, IEN) before Create I/O SQ"
-	load repeat=$REPEAT || return 1
+	load repeat="$repeat" || return 1
 	expect_dmesg "$name: rnvme binds the controller with serial $name" "^rnvme $bdf: model \"[^\"]+\", serial \"$name\""
 	expect_dmesg "$name: $granted queue pairs granted, $queues created for $CPUS CPUs, $vectors vectors" \
 		"^rnvme $bdf: I/O queues: $granted granted, $queues created for $CPUS CPUs; $vectors vector\(s\) of type MsiX"
@@ -62,9 +62,11 @@ variant() {
 			"^rnvme $bdf: queue $q: vector $1, $READS pattern blocks read and verified, 1 block written and read back"
 		shift
 	done
-	admin=$((2 + REPEAT + 1 + 2 * queues + 1))
+	admin=$((2 + repeat + 1 + 2 * queues + 1))
 	hint "every command: SQ tail doorbell = the slot after it; every completion: CQ head doorbell = the slot after it"
-	expect_doorbells "$name: admin queue doorbells as ring arithmetic predicts ($admin commands)" 0 $DEPTH $admin $admin --one-at-a-time
+	# (The admin queue wraps twice only with repeat=70: checked once.)
+	[ "$repeat" -eq 0 ] ||
+		expect_doorbells "$name: admin queue doorbells as ring arithmetic predicts ($admin commands)" 0 $DEPTH $admin $admin --one-at-a-time
 	for ((q = 1; q <= queues; q++)); do
 		expect_doorbells "$name: I/O queue $q doorbells as ring arithmetic predicts ($((READS + 2)) commands)" \
 			$q $DEPTH $((READS + 2)) $((READS + 2)) --one-at-a-time
@@ -88,7 +90,7 @@ variant() {
 # and says which serial number (set in stage.env) each PCI address has.
 hint "probe runs once per controller: nothing in the driver may be global"
 mark
-load || { finish; exit; }
+load io_reads=2 || { finish; exit; }
 declare -A BDF_OF
 for b in "${BDFS[@]}"; do
 	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
@@ -102,10 +104,12 @@ fi
 unload
 
 # Then one at a time. (Vector of I/O queue q: 1 + (q - 1) % (vectors - 1).)
-variant rkw-q4 "${BDF_OF[rkw-q4]:-none}" 4 4 5 5 1 2 3 4 &&
-	variant rkw-q1 "${BDF_OF[rkw-q1]:-none}" 1 1 5 2 1 &&
-	variant rkw-v2 "${BDF_OF[rkw-v2]:-none}" 64 4 2 2 1 1 1 1
+# (name, address, granted, queues, vectors, interrupt lines, repeat, the
+# queues' vectors)
+variant rkw-q4 "${BDF_OF[rkw-q4]:-none}" 4 4 5 5 $REPEAT 1 2 3 4 &&
+	variant rkw-q1 "${BDF_OF[rkw-q1]:-none}" 1 1 5 2 0 1 &&
+	variant rkw-v2 "${BDF_OF[rkw-v2]:-none}" 64 4 2 2 0 1 1 1 1
 for b in "${BDFS[@]}"; do echo >"/sys/bus/pci/devices/$b/driver_override"; done
 
-reload_twice
+reload_twice io_reads=2
 finish
