@@ -40,6 +40,16 @@ apt_packages() {
 	if [ ${#missing[@]} -gt 0 ]; then
 		note "installing: ${missing[*]}"
 		as_root apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list, then re-run make setup"
+		# rustc-web $RUSTC_DEB_SERIES comes with Debian 12's security
+		# updates; a root made by debootstrap has only "bookworm main".
+		local cand
+		cand=$(apt-cache policy rustc-web | awk '/Candidate:/ {print $2}')
+		case "$cand" in
+		"$RUSTC_DEB_SERIES"*) ;;
+		*) die "apt offers rustc-web ${cand:-(none)}, this workshop needs $RUSTC_DEB_SERIES.x, which Debian 12 ships in its security updates.
+Add this line to /etc/apt/sources.list (a normal Debian 12 install has it), then run make setup again:
+    deb http://deb.debian.org/debian-security bookworm-security main" ;;
+		esac
 		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
 			>"$CACHE/logs/apt.log" 2>&1 ||
 			die "apt-get install failed (log: $CACHE/logs/apt.log); the last lines:
