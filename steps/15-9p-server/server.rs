@@ -144,7 +144,8 @@ fn ecode(e: Error) -> u32 {
     e.to_errno().unsigned_abs()
 }
 
-/// What a failed request gets back: an error code.
+/// What a handler answers: the length of the reply it encoded in
+/// `Session::out`, or the errno of the `Rlerror` to send instead.
 type Answer = core::result::Result<usize, u32>;
 
 // ANCHOR: session
