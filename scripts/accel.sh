@@ -1,7 +1,7 @@
 # shellcheck shell=bash
 # KVM or TCG, decided by booting a kernel, not by the presence of /dev/kvm
 # (on some hosts /dev/kvm is there but QEMU aborts on a normal kernel).
-# Sourced by setup.sh; tests/setup/accel-test.sh runs it with a fake probe.
+# Sourced by setup.sh; tests/setup/test.sh runs it with fake probes.
 #
 #   accel "FLAVOURS"   probe with the first flavour of FLAVOURS that was built
 #                      and write kvm or tcg to $CACHE/accel

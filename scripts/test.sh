@@ -163,7 +163,7 @@ run_vms() {
 	for r in "${VM_RUNS[@]}"; do
 		if [ "$(stage_env "${r%%:*}" BOOT)" = own ]; then
 			own+=("$r")
-		elif [ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ]; then
+		elif wants_kmemleak "$r"; then
 			leak+=("$r")
 		else
 			plain+=("$r")
@@ -173,9 +173,15 @@ run_vms() {
 	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
 	for r in "${own[@]}"; do
 		local append=""
-		[ "$FLAVOUR" = debug ] && [ "$(stage_env "${r%%:*}" KMEMLEAK)" = yes ] && append="kmemleak=on"
+		wants_kmemleak "$r" && append="kmemleak=on"
 		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) run_boots "$append" "$r"
 	done
+}
+
+# wants_kmemleak NN-name:trees: the stage checks for leaks (KMEMLEAK=yes)
+# and this is the debug kernel (the fast one has no kmemleak).
+wants_kmemleak() {
+	[ "$FLAVOUR" = debug ] && [ "$(stage_env "${1%%:*}" KMEMLEAK)" = yes ]
 }
 
 # run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as

@@ -262,10 +262,16 @@ doorbell_mark() { RKW_DOORBELL_START=$(nvme_trace_lines); }
 # arithmetic predicts for SUBMITTED commands and COMPLETED completions on a
 # ring of DEPTH entries (tests/nvme_doorbells.py says how).
 expect_doorbells() {
-	local desc=$1 out
+	local desc=$1
 	shift
-	out=$(python3 "$(dirname "${BASH_SOURCE[0]}")/nvme_doorbells.py" "$RKW_NVME_TRACE" "${RKW_DOORBELL_START:-0}" "$@" 2>&1)
-	if [[ "$out" == ok* ]]; then pass "$desc (${out#ok: })"; else fail "$desc" "$out"; fi
+	is_ok "$desc" python3 "$(dirname "${BASH_SOURCE[0]}")/nvme_doorbells.py" "$RKW_NVME_TRACE" "${RKW_DOORBELL_START:-0}" "$@"
+}
+
+# traced_admin_cmds: "CID OPCODE" of every admin command QEMU traced since
+# doorbell_mark, in order (opcode as QEMU prints it: 0x6, 0xc, ...).
+traced_admin_cmds() {
+	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" |
+		sed -nE 's/.*pci_nvme_admin_cmd cid ([0-9]+) sqid [0-9]+ opc (0x[0-9a-f]+).*/\1 \2/p'
 }
 
 # finish: the closing checks of this tree's run.

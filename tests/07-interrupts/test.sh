@@ -22,10 +22,9 @@ irq_count() {
 # aer_cid_not_reused: in QEMU's trace of admin commands since the doorbell
 # mark, no command after the AER used the AER's identifier.
 aer_cid_not_reused() {
-	tail -n +"$((RKW_DOORBELL_START + 1))" "$RKW_NVME_TRACE" | awk '
-		/pci_nvme_admin_cmd/ {
-			cid = $0; sub(/.*cid /, "", cid); sub(/ .*/, "", cid)
-			opc = $0; sub(/.*opc /, "", opc); sub(/ .*/, "", opc)
+	traced_admin_cmds | awk '
+		{
+			cid = $1; opc = $2
 			if (aer != "" && cid == aer) { print "command " opc " reused cid " cid " of the AER, which the controller still holds"; bad = 1; exit }
 			if (opc == "0xc") aer = cid
 			n++

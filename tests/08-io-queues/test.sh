@@ -30,14 +30,15 @@ only() {
 	done
 }
 
-# irq_lines BDF: how many interrupts rnvme has registered on that device.
+# irq_lines: how many interrupt lines rnvme has registered (one controller
+# is bound at a time).
 irq_lines() { grep -c "rnvme" /proc/interrupts; }
 
 # deletes_in_order N: QEMU's trace since the doorbell mark has N Delete
 # I/O SQ (0x0) + Delete I/O CQ (0x4) pairs, each SQ right before its CQ.
 deletes_in_order() {
-	tail -n +"$((RKW_DOORBELL_START + 1))" "$RKW_NVME_TRACE" | awk -v n="$1" '
-		/pci_nvme_admin_cmd/ { opc = $0; sub(/.*opc /, "", opc); sub(/ .*/, "", opc); if (opc == "0x0" || opc == "0x4") seq = seq opc " " }
+	traced_admin_cmds | awk -v n="$1" '
+		$2 == "0x0" || $2 == "0x4" { seq = seq $2 " " }
 		END { want = ""; for (i = 0; i < n; i++) want = want "0x0 0x4 "
 		      if (seq == want) print "ok: " n " x (Delete I/O SQ, Delete I/O CQ)"; else print "deletes traced: " (seq == "" ? "none" : seq) "; expected " want }'
 }
