@@ -12,7 +12,11 @@ solutions/X/f.rs (a difflib change block) is part of an exercise:
       signature to closing brace) whose steps-side text has a `// TODO`, or
   (c) it only touches `//!` module-doc lines (the skeletons add "Check your
       work with ..." lines), or only lines of `use` declarations (a skeleton
-      may drop an import that its exercise will need).
+      may drop an import that its exercise will need), or
+  (d) it only adds `#[path = "../../solutions/X/f.rs"]` attributes: the
+      skeleton includes a file of its own stage's solution that has no
+      exercise, instead of a copy of it. Such a file need not exist in
+      steps/X/ at all.
 
 Anything else is drift: reported as `steps/X/f:LINE: differs from solutions
 outside an exercise` with the lines around it; exit status 1. Exit status 2
@@ -30,6 +34,7 @@ CONTEXT = 2  # lines of context around a reported difference
 TODO = re.compile(r"//.*\bTODO\b")
 FN = re.compile(r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s')
 IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
+REUSE = re.compile(r'^\s*#\[path = "\.\./\.\./solutions/([^/"]+)/([^"]+)"\]\s*$')
 USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s")
 # A char literal, as opposed to a lifetime ('a).
 CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'")
@@ -145,6 +150,8 @@ def exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses):
         return "module doc"
     if all(n in sol_uses for n in range(i1, i2)) and all(n in step_uses for n in range(j1, j2)):
         return "imports"
+    if i1 == i2 and all(REUSE.match(line) for line in step[j1:j2]):
+        return "reuses a solution file"
     return None
 
 
@@ -212,7 +219,16 @@ def check_stage(root, stage):
     sol_dir = os.path.join(root, "solutions", stage)
     steps_files, sol_files = files(steps_dir), files(sol_dir)
     reports = []
-    for f in sorted(sol_files - steps_files):
+    # Solution files the skeleton includes by #[path] instead of copying.
+    reused = set()
+    for f in steps_files:
+        if f.endswith(".rs"):
+            with open(os.path.join(steps_dir, f), encoding="utf-8", errors="replace") as t:
+                for line in t:
+                    m = REUSE.match(line)
+                    if m and m.group(1) == stage:
+                        reused.add(m.group(2))
+    for f in sorted(sol_files - steps_files - reused):
         reports.append([f"steps/{stage}/{f}:1: missing (solutions/{stage}/{f} has it)"])
     for f in sorted(steps_files - sol_files):
         reports.append([f"steps/{stage}/{f}:1: not in solutions/{stage}/"])
