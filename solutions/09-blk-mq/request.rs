@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the 7.3 `Request` abstraction does not offer yet, over the C
+//! `struct request`: its operation, position and size, its tag and
+//! hardware queue, copying its data to and from a buffer, and ending it
+//! with an error. Every `unsafe` of the data path is in this file.
+//!
+//! All of it relies on one fact: a `&Request<T>` exists only while the
+//! request is the driver's, between `queue_rq` and its end (the invariant
+//! of `Request`), and blk-mq does not change these fields meanwhile.
+
+use kernel::{
+    bindings,
+    block::mq::{
+        Operations,
+        Request, //
+    },
+    prelude::*,
+    sync::aref::ARef,
+};
+
+/// The operation is in the low 8 bits of `cmd_flags` (`REQ_OP_MASK`, a
+/// macro bindgen does not translate).
+const REQ_OP_MASK: u32 = 0xff;
+
+// ANCHOR: raw
+/// The C request behind `rq`: `Request` is `#[repr(transparent)]` over it
+/// (the cast is also what `ARef::into_raw` gives back, in `end`).
+fn raw<T: Operations>(rq: &Request<T>) -> *mut bindings::request {
+    core::ptr::from_ref(rq).cast_mut().cast()
+}
+
+/// What the request asks for: `REQ_OP_READ`, `REQ_OP_WRITE`, ...
+pub(crate) fn op<T: Operations>(rq: &Request<T>) -> u32 {
+    // SAFETY: `rq` is a live request owned by the driver (see the module
+    // documentation); reading a field that does not change meanwhile.
+    unsafe { (*raw(rq)).cmd_flags & REQ_OP_MASK }
+}
+// ANCHOR_END: raw
+
+/// Whether the data must be on non-volatile media when the request ends.
+pub(crate) fn is_fua<T: Operations>(rq: &Request<T>) -> bool {
+    // SAFETY: As in `op`.
+    let flags = unsafe { (*raw(rq)).cmd_flags };
+    flags & (1 << bindings::req_flag_bits___REQ_FUA) != 0
+}
+
+/// The first 512-byte sector.
+pub(crate) fn sector<T: Operations>(rq: &Request<T>) -> u64 {
+    // SAFETY: As in `op`.
+    unsafe { (*raw(rq)).__sector }
+}
+
+/// The number of bytes to transfer (0 for a flush).
+pub(crate) fn bytes<T: Operations>(rq: &Request<T>) -> u32 {
+    // SAFETY: As in `op`.
+    unsafe { (*raw(rq)).__data_len }
+}
+
+/// The request's tag: unique among the requests in flight on its hardware
+/// queue, below the tag set's depth.
+pub(crate) fn tag<T: Operations>(rq: &Request<T>) -> Result<u16> {
+    // SAFETY: As in `op`.
+    let tag = unsafe { (*raw(rq)).tag };
+    u16::try_from(tag).map_err(|_| EINVAL)
+}
+
+/// The index of the hardware queue the request was queued on (`queue_rq`
+/// is not told).
+pub(crate) fn hw_queue<T: Operations>(rq: &Request<T>) -> usize {
+    // SAFETY: As in `op`; `mq_hctx` is set before `queue_rq` and points to
+    // the hardware context, which outlives its requests.
+    let index = unsafe { (*(*raw(rq)).mq_hctx).queue_num };
+    index as usize
+}
+
+// ANCHOR: segments
+/// Calls `f` with each piece of the request's data in turn: a kernel
+/// address and a length, at most to the end of a page, in order.
+///
+/// The pieces are mapped (`kmap_local_page`) only for the time of the call;
+/// they may be user pages that user space can touch meanwhile (`O_DIRECT`),
+/// so they are handed over as raw pointers, never as Rust references.
+fn for_each_piece<T: Operations>(rq: &Request<T>, mut f: impl FnMut(*mut u8, usize) -> Result) -> Result {
+    let page_size = bindings::PAGE_SIZE;
+    // SAFETY: As in `op`; the bios are the request's until it ends.
+    let mut bio = unsafe { (*raw(rq)).bio };
+    while !bio.is_null() {
+        // SAFETY: `bio` is one of the request's bios (above). Its iterator
+        // says where its data starts in its vector of pages and how much
+        // of it there is; a copy is ours to advance.
+        let (mut iter, vecs) = unsafe { ((*bio).bi_iter, (*bio).bi_io_vec) };
+        while iter.bi_size > 0 {
+            // SAFETY: While `bi_size` is left, `bi_idx` is inside the vector.
+            let bv = unsafe { *vecs.add(iter.bi_idx as usize) };
+            let offset = (bv.bv_offset + iter.bi_offset) as usize;
+            // A vector entry may span several physically contiguous pages;
+            // map one at a time.
+            let in_page = offset % page_size;
+            let len = (bv.bv_len - iter.bi_offset)
+                .min(iter.bi_size)
+                .min((page_size - in_page) as u32);
+            // SAFETY: The entry's pages are contiguous, so their `struct
+            // page`s are too (one `mem_map`); `kmap_local_page` maps the one
+            // holding `offset` until the `kunmap_local` below, on this CPU.
+            let base = unsafe { bindings::kmap_local_page(bv.bv_page.add(offset / page_size)) };
+            // SAFETY: `base` maps a whole page; `in_page + len` is inside it.
+            let result = f(unsafe { base.cast::<u8>().add(in_page) }, len as usize);
+            // SAFETY: `base` came from `kmap_local_page` just above, and the
+            // mappings are undone in reverse order (there is only one).
+            unsafe { bindings::kunmap_local(base) };
+            result?;
+            iter.bi_size -= len;
+            iter.bi_offset += len;
+            if iter.bi_offset == bv.bv_len {
+                iter.bi_idx += 1;
+                iter.bi_offset = 0;
+            }
+        }
+        // SAFETY: As above, for the link to the next bio (or null).
+        bio = unsafe { (*bio).bi_next };
+    }
+    Ok(())
+}
+
+/// Copies the request's data into `buf` (for a Write). `EINVAL` if it does
+/// not fit.
+///
+/// # Safety
+///
+/// `buf` points to `size` bytes nothing else reads or writes meanwhile.
+pub(crate) unsafe fn copy_to_buffer<T: Operations>(rq: &Request<T>, buf: *mut u8, size: usize) -> Result {
+    let mut at = 0usize;
+    for_each_piece(rq, |piece, len| {
+        if at + len > size {
+            return Err(EINVAL);
+        }
+        // SAFETY: `piece` is mapped for `len` bytes (`for_each_piece`);
+        // `buf + at` is inside the buffer (checked above), which nothing
+        // else uses (the caller's promise).
+        unsafe { core::ptr::copy_nonoverlapping(piece, buf.add(at), len) };
+        at += len;
+        Ok(())
+    })
+}
+
+/// Copies `buf` into the request's pages (for a Read). `EINVAL` if the
+/// request holds more than `size` bytes.
+///
+/// # Safety
+///
+/// As for [`copy_to_buffer`].
+pub(crate) unsafe fn copy_from_buffer<T: Operations>(rq: &Request<T>, buf: *const u8, size: usize) -> Result {
+    let mut at = 0usize;
+    for_each_piece(rq, |piece, len| {
+        if at + len > size {
+            return Err(EINVAL);
+        }
+        // SAFETY: As in `copy_to_buffer`, the other way round.
+        unsafe { core::ptr::copy_nonoverlapping(buf.add(at), piece, len) };
+        at += len;
+        Ok(())
+    })
+}
+// ANCHOR_END: segments
+
+// ANCHOR: end
+/// Ends the request: a success, or an error the block layer reports to
+/// whoever waits for it (`Request::end_ok` can only say "success").
+pub(crate) fn end<T: Operations>(rq: ARef<Request<T>>, result: Result) {
+    let rq = match result {
+        Ok(()) => match Request::end_ok(rq) {
+            Ok(()) => return,
+            // Someone else holds a reference: not in this driver, which
+            // keeps exactly one. Fail it rather than leave it hanging.
+            Err(rq) => rq,
+        },
+        Err(_) => rq,
+    };
+    let status = result.err().unwrap_or(EIO);
+    let ptr = ARef::into_raw(rq).as_ptr().cast::<bindings::request>();
+    // SAFETY: The request is the driver's (its `ARef` was the only one), and
+    // this hands it back to the block layer, once: the `ARef` was consumed
+    // and its count is not dropped, so no Rust reference to it remains. (The
+    // abstraction's own count stays as it is; `queue_rq` sets it afresh
+    // before the request is used again.)
+    unsafe { bindings::blk_mq_end_request(ptr, bindings::errno_to_blk_status(status.to_errno())) };
+}
+// ANCHOR_END: end
