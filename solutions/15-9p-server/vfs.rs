@@ -56,7 +56,7 @@ impl File {
     ///
     /// `ptr` is an `ERR_PTR`, or a file on which the caller owns one
     /// reference that it hands over.
-    unsafe fn from_result(ptr: *mut bindings::file) -> Result<Self> {
+    pub(crate) unsafe fn from_result(ptr: *mut bindings::file) -> Result<Self> {
         let ptr = from_err_ptr(ptr)?;
         // INVARIANT: not an error, so a file reference the caller gave us.
         NonNull::new(ptr).map(Self).ok_or(ENOENT)
@@ -68,7 +68,7 @@ impl File {
     }
 
     /// The file's `struct path` (mount and dentry), valid while `self` is.
-    fn path(&self) -> *const bindings::path {
+    pub(crate) fn path(&self) -> *const bindings::path {
         // SAFETY: by the type invariant the file is valid; `f_path` is set
         // when the file is opened and never changes.
         unsafe { &raw const (*self.as_ptr()).__bindgen_anon_1.f_path }
