@@ -17,7 +17,14 @@ KDIR=$(current_kdir)
 MO="$MODULES_DIR"
 OUT="$MO/$TREE/$STAGE"
 LOG="$OUT.log"
+# Modules built against another kernel build (make setup after a config
+# change) would still look up to date to make, and load into a kernel whose
+# structures they do not match: start afresh.
+if [ -d "$MO" ] && [ "$(cat "$MO/.kdir" 2>/dev/null)" != "$KDIR" ]; then
+	rm -rf "$MO"
+fi
 mkdir -p "$OUT"
+echo "$KDIR" >"$MO/.kdir"
 
 args=(-C "$KDIR" M="$REPO" MO="$MO" STAGE_DIR="$TREE/$STAGE")
 # shellcheck disable=SC2207

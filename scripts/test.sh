@@ -206,12 +206,18 @@ run_boots() {
 		# Each boot has a file of its own, added to the log afterwards: vng
 		# re-opens its output by name (truncating it), so a second boot
 		# cannot append to the first one's file.
-		local out="$LOGS/vm-$BOOT.out"
+		local out="$LOGS/vm-$BOOT.out" keep=""
 		: >"$out"
-		RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
+		# Stages with host-side checks of their NVMe images after the VM
+		# (tests/NN-name/after-vm.sh) keep the images.
+		for r in "${pending[@]}"; do
+			[ ! -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
+		done
+		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/vm-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"
+		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
 		echo "boot $BOOT${append:+ ($append)}: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
@@ -222,6 +228,28 @@ run_boots() {
 		[ ${#rest[@]} -lt ${#pending[@]} ] || break # no progress at all: give up
 		pending=("${rest[@]}")
 	done
+}
+
+# after_vm IMAGE_DIR LOG NN-name:trees...: the host-side checks of the
+# stages that have them, run on the NVMe images the VM left (one file per
+# controller serial), for each tree whose run in the VM finished; their
+# results go into the log as more lines of that tree's run.
+after_vm() {
+	local keep=$1 log=$2 r stage trees t
+	shift 2
+	for r in "$@"; do
+		stage=${r%%:*} trees=${r#*:}
+		[ -f "$REPO/tests/$stage/after-vm.sh" ] || continue
+		for t in ${trees//,/ }; do
+			grep -qx "RKW:end $stage $t" "$log" || continue
+			{
+				echo "RKW:begin $stage $t"
+				bash "$REPO/tests/$stage/after-vm.sh" "$t" "$keep" 2>&1
+				echo "RKW:end $stage $t"
+			} >>"$log"
+		done
+	done
+	rm -rf "$keep"
 }
 
 judge_vms() {

@@ -8,7 +8,8 @@
 #   --probe        boot, print RKW-BOOT-OK, power off (KVM detection)
 # Environment: RKW_ACCEL=kvm|tcg (default: what `make setup` measured),
 #   RKW_VM_TIMEOUT=seconds (default 600; a hung guest is killed),
-#   RKW_VM_LOG=file (QEMU's NVMe error traces go to FILE.nvme-trace).
+#   RKW_VM_LOG=file (QEMU's NVMe error traces go to FILE.nvme-trace),
+#   RKW_VM_KEEP_IMAGES=dir (keep the NVMe images, as dir/SERIAL.img).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -54,8 +55,20 @@ if [ -z "$DEVICES" ] && [ -n "$STAGE" ] && [ -f "$REPO/tests/$STAGE/stage.env" ]
 	DEVICES=$(stage_env "$STAGE" DEVICES)
 fi
 QEMU_OPTS=()
-IMAGES=()
-trap 'rm -f "${IMAGES[@]}"' EXIT
+IMAGES=() SERIALS=()
+# RKW_VM_KEEP_IMAGES=DIR keeps the NVMe images when the VM is gone, as
+# DIR/SERIAL.img: a stage's host-side checks read what its guest wrote.
+keep_or_remove_images() {
+	local i
+	for i in "${!IMAGES[@]}"; do
+		if [ -n "${RKW_VM_KEEP_IMAGES:-}" ] && mkdir -p "$RKW_VM_KEEP_IMAGES"; then
+			mv -f "${IMAGES[$i]}" "$RKW_VM_KEEP_IMAGES/${SERIALS[$i]}.img" || rm -f "${IMAGES[$i]}"
+		else
+			rm -f "${IMAGES[$i]}"
+		fi
+	done
+}
+trap keep_or_remove_images EXIT
 NVME=0
 for dev in $DEVICES; do
 	case "$dev" in
@@ -69,6 +82,7 @@ for dev in $DEVICES; do
 		esac
 		img=$(mktemp /dev/shm/rkw-nvme-XXXXXX.img)
 		IMAGES+=("$img")
+		SERIALS+=("$(sed -n 's/.*serial=\([^,]*\).*/\1/p' <<<"$opts")")
 		truncate -s 64M "$img"
 		# A pattern the tests can read back: 512-byte block b of the first
 		# MiB holds "rkw-lba-%08d" (b) 32 times.

@@ -13,6 +13,28 @@ nvme_bdf() {
 	return 1
 }
 
+# nvme_bdfs: the PCI addresses of all of QEMU's NVMe controllers.
+nvme_bdfs() {
+	local d
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ] && basename "$d"
+	done
+	return 0
+}
+
+# bind_only [BDF...]: from now on, only these controllers bind to a driver
+# (the others get a driver_override that names no driver); no argument: all.
+bind_only() {
+	local b
+	for b in $(nvme_bdfs); do
+		if [ $# -eq 0 ] || [[ " $* " == *" $b "* ]]; then
+			echo >"/sys/bus/pci/devices/$b/driver_override"
+		else
+			echo rkw-none >"/sys/bus/pci/devices/$b/driver_override"
+		fi
+	done
+}
+
 # bound_to_us: the controller is bound to our driver.
 bound_to_us() {
 	[ "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver" 2>/dev/null)")" = "$MODULE" ]

@@ -6,6 +6,7 @@
 //! This file uses nothing but `core`: the driver includes it with
 //! `mod spec;`, and the host tests compile the very same file and check it
 //! against values worked out from the specification.
+#![forbid(unsafe_code)]
 
 // ANCHOR: cap
 /// Controller Capabilities (CAP, offset 0x00, 64 bits), decoded.

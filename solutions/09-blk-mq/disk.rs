@@ -172,12 +172,12 @@ impl InFlight {
         let result = match io_error(cqe.status) {
             Err(e) => {
                 pr_err!(
-                    "rnvme: queue {} tag {}: {:#04x} at block {} failed: {} (SCT {}, SC {:#04x})\n",
+                    "queue {} tag {}: {:#04x} at block {} failed: {:?} (SCT {}, SC {:#04x})\n",
                     queue.qid(),
                     cqe.cid,
                     self.opcode,
                     self.lba + u64::from(self.done >> self.lba_shift),
-                    cqe.status.describe(),
+                    e,
                     cqe.status.sct(),
                     cqe.status.sc()
                 );
@@ -255,7 +255,7 @@ impl Disk {
         };
         let len = request::bytes(&rq);
         if len as usize > bounce.data.len() || len % (1 << self.lba_shift) != 0 {
-            pr_err!("rnvme: a {}-byte request does not fit the bounce buffer\n", len);
+            pr_err!("a {}-byte request does not fit the bounce buffer\n", len);
             return Err(EIO);
         }
         if opcode == OPC_WRITE {

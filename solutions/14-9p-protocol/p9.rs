@@ -25,6 +25,7 @@
 //! A server uses only half of the codec (it decodes requests and encodes
 //! replies; the host tests use the other half), so a kernel module includes
 //! it with `#[allow(dead_code)]`.
+#![forbid(unsafe_code)]
 
 // Both includers reach this file through `#[path]`, which makes rustc look
 // for plain `mod x;` children next to it rather than in `p9/`; an explicit

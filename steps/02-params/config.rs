@@ -5,6 +5,7 @@
 //! This file uses nothing but `core`: the kernel module includes it with
 //! `mod config;`, and the host tests (tests/host) compile the very same file,
 //! so the rules are tested on the host in milliseconds, without a VM.
+#![forbid(unsafe_code)]
 
 /// The fewest entries a queue may have (one slot always stays empty).
 pub(crate) const MIN_DEPTH: u32 = 2;

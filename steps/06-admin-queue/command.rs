@@ -5,6 +5,7 @@
 //! (NVMe 1.4, 4.2 and 4.6), and status decoding.
 //!
 //! `core` only: the host tests check these layouts byte by byte.
+#![forbid(unsafe_code)]
 
 // ANCHOR: command
 /// An admin or I/O command, before it is given a command identifier.

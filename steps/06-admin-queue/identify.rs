@@ -5,6 +5,7 @@
 //!
 //! `core` only, and careful with its input: a short or odd page gives
 //! `None` or clamped values, never a panic.
+#![forbid(unsafe_code)]
 
 /// Bytes of an Identify data structure.
 pub(crate) const IDENTIFY_SIZE: usize = 4096;

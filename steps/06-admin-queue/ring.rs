@@ -6,6 +6,7 @@
 //! submissions and completions, that the submission queue never overwrites
 //! an entry the controller has not consumed and that the phase flips exactly
 //! when the completion queue wraps.
+#![forbid(unsafe_code)]
 
 // ANCHOR: sq
 /// The driver's side of a submission queue: where the next command goes.

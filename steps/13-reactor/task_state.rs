@@ -22,6 +22,7 @@
 //!                       └────────────── Woken ◀─┘
 //!   poll: Ready (from Running or Woken), or cancel (from anywhere): Done
 //! ```
+#![forbid(unsafe_code)]
 
 use core::sync::atomic::{
     AtomicU8,

@@ -12,22 +12,11 @@
 . "$(dirname "$0")/../nvme-lib.sh"
 
 REPEAT=70 DEPTH=32 READS=70 CPUS=$(nproc)
-mapfile -t BDFS < <(for d in /sys/bus/pci/devices/*; do
-	[ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ] && basename "$d"
-done)
+mapfile -t BDFS < <(nvme_bdfs)
 [ ${#BDFS[@]} -eq 3 ] || {
 	fail "the VM has three NVMe controllers" "found: ${BDFS[*]}"
 	finish
 	exit
-}
-
-# only BDF: let rnvme bind to that controller alone (driver_override names
-# a driver that does not exist on the others).
-only() {
-	local b
-	for b in "${BDFS[@]}"; do
-		if [ "$b" = "$1" ]; then echo >"/sys/bus/pci/devices/$b/driver_override"; else echo rkw-none >"/sys/bus/pci/devices/$b/driver_override"; fi
-	done
 }
 
 # irq_lines: how many interrupt lines rnvme has registered (one controller
@@ -49,7 +38,7 @@ deletes_in_order() {
 variant() {
 	local name=$1 bdf=$2 granted=$3 queues=$4 vectors=$5 irqs=$6 repeat=$7 q admin
 	shift 7
-	only "$bdf"
+	bind_only "$bdf"
 	mark
 	doorbell_mark
 	hint "create: Set Features (Number of Queues), then per queue Create I/O CQ (with its vector, IEN) before Create I/O SQ"
@@ -110,7 +99,7 @@ unload
 variant rkw-q4 "${BDF_OF[rkw-q4]:-none}" 4 4 5 5 $REPEAT 1 2 3 4 &&
 	variant rkw-q1 "${BDF_OF[rkw-q1]:-none}" 1 1 5 2 0 1 &&
 	variant rkw-v2 "${BDF_OF[rkw-v2]:-none}" 64 4 2 2 0 1 1 1 1
-for b in "${BDFS[@]}"; do echo >"/sys/bus/pci/devices/$b/driver_override"; done
+bind_only
 
 reload_twice io_reads=2
 finish

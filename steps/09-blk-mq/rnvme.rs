@@ -1,0 +1,347 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 09: a disk. The I/O queues of stage 08 become the hardware queues
+//! of a blk-mq disk, `/dev/rnvme0n1`: the block layer hands the driver
+//! Reads, Writes and Flushes, the driver turns them into NVMe commands, and
+//! the queues' interrupts end them.
+//!
+//! How to run: `make run STEP=09`, then `lsblk`, `mkfs.ext4 /dev/rnvme0n1`
+//! or `fio` in the VM.
+//!
+//! Check your work with `make check STEP=09` (the exercises: `describe` in
+//! `prp.rs`, `Disk::queue_rq` and `InFlight::finish` in `disk.rs`).
+
+use kernel::{
+    device::Core,
+    dma::{
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    irq,
+    cpu,
+    pci::{
+        self,
+        IrqTypes,
+        IrqVectorRegistration, //
+    },
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    time::Delta, //
+};
+
+// Stage 06's files, unchanged: the command layouts, the controller reset,
+// Identify parsing, the registers, the ring arithmetic, CAP.
+#[path = "../../solutions/06-admin-queue/command.rs"]
+mod command;
+#[path = "../../solutions/06-admin-queue/controller.rs"]
+mod controller;
+#[path = "../../solutions/06-admin-queue/identify.rs"]
+mod identify;
+#[path = "../../solutions/06-admin-queue/regs.rs"]
+mod regs;
+#[path = "../../solutions/06-admin-queue/ring.rs"]
+mod ring;
+#[path = "../../solutions/06-admin-queue/spec.rs"]
+mod spec;
+// Stage 08's files, unchanged: bring-up, the I/O queues, the registers.
+#[path = "../../solutions/08-io-queues/bring_up.rs"]
+mod bring_up;
+#[path = "../../solutions/08-io-queues/io_queues.rs"]
+mod io_queues;
+#[path = "../../solutions/08-io-queues/registers.rs"]
+mod registers;
+// Stage 08's handler and queue, changed: a queue also carries block
+// requests, and the handler ends them.
+#[path = "../../solutions/09-blk-mq/irq_handler.rs"]
+mod irq_handler;
+#[path = "../../solutions/09-blk-mq/queue.rs"]
+mod queue;
+// New in stage 09: the disk and its requests, the NVM commands, PRPs.
+mod disk;
+#[path = "../../solutions/09-blk-mq/io_command.rs"]
+mod io_command;
+mod prp;
+#[path = "../../solutions/09-blk-mq/request.rs"]
+mod request;
+
+use bring_up::{
+    bring_up,
+    log_identity,
+    start, //
+};
+use identify::{
+    ascii,
+    IdCtrl, //
+};
+use disk::SendDisk;
+use io_queues::IoQueue;
+use irq_handler::QueueIrq;
+use queue::Queue;
+use registers::Registers;
+use regs::BAR0_SIZE;
+use spec::Cap;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Entries in each admin queue.
+pub(crate) const ADMIN_DEPTH: u16 = 32;
+/// The memory page size the driver uses: 4 KiB.
+const PAGE_SHIFT: u32 = 12;
+/// How long a command may take before its submitter gives up.
+pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+///
+/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
+/// is pinned, so `vectors` does not move, and fields drop in the order they
+/// are declared, so the handlers are unregistered before the vectors are
+/// freed, and all before the queues (which disable the controller) are
+/// dropped.
+#[pin_data]
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// The disk: deleted by `unbind` (which waits for its requests) before
+    /// the I/O queues are.
+    #[pin]
+    disk: Mutex<Option<SendDisk>>,
+    /// The I/O queues' handlers, one per queue: dropped first.
+    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    /// The I/O queue pairs: deleted by `unbind`.
+    io: KVec<IoQueue>,
+    /// The admin queue's handler: `free_irq` when dropped, which waits for
+    /// a handler still running on another CPU.
+    #[pin]
+    irq: irq::Registration<'b, QueueIrq>,
+    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
+    vectors: IrqVectorRegistration<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+    /// The admin queue pair, shared with its handler.
+    admin: Arc<Queue>,
+    /// The registers, shared by every queue.
+    regs: Arc<Registers>,
+    /// What Identify Controller said.
+    id: IdCtrl,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        pin_init::pin_init_scope(move || {
+            pdev.enable_device_mem()?;
+            pdev.set_master();
+            let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
+
+            let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
+            let vs = bar.read(regs::VS);
+            log_identity(pdev, &cap, &vs);
+            if !cap.supports_nvm() {
+                dev_err!(pdev, "the NVM command set is not supported\n");
+                return Err(ENODEV);
+            }
+
+            // SAFETY: Nothing else allocates or maps DMA memory for this
+            // device while it probes, and no allocation exists yet.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            controller::disable(pdev.as_ref(), &bar, &cap)?;
+            let page_shift = match module_parameters::fault.value() {
+                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+                2 => {
+                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                    return Err(EINVAL);
+                }
+                _ => PAGE_SHIFT,
+            };
+            // ANCHOR_END: probe
+
+            // ANCHOR: enable
+            // Every queue and handler rings doorbells: the registers move
+            // into an `Arc` every queue holds, as a device-managed
+            // `DevresBar`. From here on, an error drops `admin`, which
+            // disables the controller before its memory is freed.
+            let regs = Registers::new(bar.into_devres()?, cap)?;
+            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            // ANCHOR_END: enable
+
+            // ANCHOR: register
+            let pdev_data: &'b pci::Device = pdev;
+            // One vector for the admin queue and one per CPU for the I/O
+            // queues, if the device has that many; at least one.
+            let cpus = cpu::nr_cpu_ids();
+            Ok(try_pin_init!(RNvme {
+                cap,
+                admin: admin.clone(),
+                regs: regs.clone(),
+                // MSI-X if the device and the platform can, else MSI, else
+                // the legacy INTx pin.
+                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
+                // ANCHOR: irq
+                irq <- {
+                    // SAFETY: `vectors` is initialised (fields are
+                    // initialised in the order written here), it lives in
+                    // the pinned driver data, so it does not move, and it is
+                    // dropped after `irq` (declaration order): the borrow
+                    // outlives every use of it.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    let request = vectors.index(0)?.into();
+                    // SAFETY: The registration becomes a field of the driver
+                    // data, which the driver core drops on unbind: it is
+                    // never forgotten.
+                    unsafe {
+                        irq::Registration::new(
+                            request,
+                            irq::Flags::SHARED,
+                            c"rnvme",
+                            Ok::<_, Error>(QueueIrq(admin.clone())),
+                        )
+                    }
+                },
+                // ANCHOR_END: irq
+                // Only now, with the vectors allocated and the handler
+                // registered, start the controller: it sets up the admin
+                // completion queue's interrupt when it starts, and QEMU's
+                // model (as some real devices) uses an MSI-X vector only if
+                // MSI-X was on by then.
+                _: {
+                    start(pdev, regs, admin, cap, page_shift)?;
+                },
+                // Commands can complete now.
+                id: bring_up(pdev, admin, cap, vectors)?,
+                // ANCHOR: io_fields
+                // One I/O queue pair per CPU, as many as the controller
+                // grants; then their handlers; then a first real I/O.
+                io: {
+                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
+                    let count = wanted.min(granted);
+                    let vecs = u32::try_from(vectors.len())?;
+                    dev_info!(
+                        pdev,
+                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+                        granted,
+                        count,
+                        cpus,
+                        vecs,
+                        vectors.irq_type()
+                    );
+                    io_queues::create(pdev, admin, regs, count, vecs)?
+                },
+                io_irqs: {
+                    // SAFETY: As for `irq` above: `vectors` is initialised,
+                    // pinned, and dropped after `io_irqs`.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    io_queues::register(vectors, io)?
+                },
+                _: {
+                    io_queues::exercise(pdev, admin, io, module_parameters::io_reads.value().clamp(1, 1000))?;
+                },
+                // ANCHOR_END: io_fields
+                // ANCHOR: disk_field
+                // Last, with every queue proven: the disk. From here on the
+                // block layer may send requests (it reads the partition
+                // table at once).
+                disk <- {
+                    let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
+                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, extra)?), "rnvme_disk")
+                },
+                // ANCHOR_END: disk_field
+                // (Last: each field initialised above is a binding of that
+                // name below it, and would hide the `pdev` of probe.)
+                pdev: pdev_data,
+            }))
+            // ANCHOR_END: register
+        })
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
+        // The disk first: `del_gendisk` waits for the requests in flight,
+        // which need the I/O queues (and their interrupts) to end.
+        let disk = this.disk.lock().take();
+        if let Some(disk) = disk {
+            let number = disk.number();
+            drop(disk);
+            dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
+        }
+        for q in &this.io {
+            dev_info!(
+                this.pdev,
+                "queue {}: {} completions came by interrupt\n",
+                q.queue.qid(),
+                q.queue.reaped()
+            );
+        }
+        // Stop the controller before `RNvme` is dropped, right after this:
+        // that frees the queue memory, which it must no longer touch.
+        match io_queues::delete(pdev, &this.admin, &this.io) {
+            Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
+            Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
+        }
+        let disabled = this
+            .regs
+            .bar(pdev.as_ref())
+            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
+        match disabled {
+            Ok(()) => dev_info!(
+                this.pdev,
+                "controller disabled; {} completions came by interrupt\n",
+                this.admin.reaped()
+            ),
+            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
+        }
+    }
+    // ANCHOR_END: unbind
+}
+
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 09: an NVMe disk on blk-mq",
+    license: "GPL",
+    params: {
+        fault: u32 {
+            default: 0,
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes, 3 = a disk 8 blocks larger than the namespace",
+        },
+        repeat: u32 {
+            default: 0,
+            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
+        },
+        io_reads: u32 {
+            default: 70,
+            description: "Pattern blocks each I/O queue reads at probe (1..=1000): the default, more than twice the queue depth, makes every ring wrap",
+        },
+        aer_wait_ms: u32 {
+            default: 0,
+            description: "For the tests: send an Asynchronous Event Request and wait this long for it (0: do not)",
+        },
+    },
+}
