@@ -4,7 +4,8 @@
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 hostile connections
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
-  p9h.py clients PORT EXPORT N                  N clients at once read the fixture
+  p9h.py clients PORT EXPORT N [MAX]            N clients at once read the fixture
+                                                (its files of at most MAX bytes)
   p9h.py fuzz PORT SEED COUNT CONNS             COUNT malformed/semi-valid messages
 
 Each check prints "ok WHAT" or "not-ok WHAT" (with "# DETAIL" lines after a
@@ -277,10 +278,11 @@ def readdir_names(c, fid, count=60000):
             i += 24 + ln
 
 
-def clients(port, export, n):
+def clients(port, export, n, max_size=1 << 30):
     files = sorted(os.path.relpath(os.path.join(d, f), export) for d, _, fs in os.walk(export)
                    for f in fs if not d.endswith("many") and os.path.isfile(os.path.join(d, f))
-                   and not os.path.islink(os.path.join(d, f)))
+                   and not os.path.islink(os.path.join(d, f))
+                   and os.path.getsize(os.path.join(d, f)) <= max_size)
     want = {f: open(os.path.join(export, f), "rb").read() for f in files}
     dirs = ["many", "d", "."]
     want_dirs = {d: sorted(os.listdir(os.path.join(export, d)) + [".", ".."]) for d in dirs}
@@ -422,22 +424,33 @@ def fuzz(port, seed, count, nconns):
         conns[k] = so
 
     def drain(k):
+        """One non-blocking read of what the server sent on connection k
+        (the rest waits for the next message on it): one system call."""
         so = conns.get(k)
         if so is None:
             return
-        while True:
+        try:
+            data = so.recv(1 << 20)
+        except BlockingIOError:
+            return
+        except OSError:
+            data = b""
+        if not data:
+            so.close()
+            del conns[k]
+            stats["closed"] += 1
+            return
+        stats["bytes"] += len(data)
+
+    def send(so, msg):
+        """Sends all of msg on a non-blocking socket (a system call per
+        message, unless the server has stopped reading)."""
+        while msg:
             try:
-                data = so.recv(1 << 20)
+                msg = msg[so.send(msg):]
             except BlockingIOError:
-                return
-            except OSError:
-                data = b""
-            if not data:
-                so.close()
-                del conns[k]
-                stats["closed"] += 1
-                return
-            stats["bytes"] += len(data)
+                if not select.select([], [so], [], 30)[1]:
+                    raise OSError("the server reads nothing for 30 s")
 
     t0 = time.time()
     for k in range(nconns):
@@ -449,17 +462,14 @@ def fuzz(port, seed, count, nconns):
         msg = fuzz_message(r, state)
         so = conns[k]
         try:
-            so.setblocking(True)
-            so.settimeout(30)
-            so.sendall(msg)
-            so.setblocking(False)
+            send(so, msg)
         except OSError:
             so.close()
             del conns[k]
             stats["closed"] += 1
         stats["sent"] += 1
         drain(k)
-        if stats["sent"] % 10000 == 0:
+        if stats["sent"] % 5000 == 0:
             print(f"# fuzz: {stats['sent']} messages, {stats['closed']} connections closed by the server, {time.time() - t0:.0f} s", flush=True)
     # Let the last replies come, then close.
     end = time.time() + 3
