@@ -32,6 +32,31 @@ fn main() {
     let nvme_ring = stage_file("06-admin-queue/ring.rs");
     let nvme_identify = stage_file("06-admin-queue/identify.rs");
     let exec_task_state = stage_file("12-executor/task_state.rs");
+    // Stage 09's skeleton takes some files from solutions/ itself (e.g.
+    // `io_command.rs`), so its files are the ones its module root includes.
+    let blk_root = stage_file("09-blk-mq/rnvme.rs");
+    println!("cargo:rerun-if-changed={blk_root}");
+    let nvme_prp = included(&blk_root, "prp");
+    let nvme_io_command = included(&blk_root, "io_command");
+    let blk_command = included(&blk_root, "command");
+    let repo_prefix = format!("{}/", repo.display());
+    let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
+    let (prp_rel, io_command_rel) = (rel(&nvme_prp), rel(&nvme_io_command));
+    // `io_command.rs` names `crate::command` and `crate::prp`: stage 06's
+    // `nvme_command` when stage 09 includes that very file, else its own.
+    let command = if blk_command == nvme_command {
+        "/// Stage 09's `crate::command`: stage 06's `nvme_command`.\n\
+         pub use nvme_command as command;\n"
+            .to_string()
+    } else {
+        format!(
+            "/// Stage 09's `crate::command`, `{}`.\n\
+             #[allow(dead_code)]\n\
+             #[path = {blk_command:?}]\n\
+             pub mod command;\n",
+            rel(&blk_command)
+        )
+    };
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("stages.rs");
     let code = format!(
         "/// Which tree these tests were built from.\n\
@@ -63,6 +88,18 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_identify:?}]\n\
          pub mod nvme_identify;\n\
+         /// Stage 09: PRP entries and lists, `{prp_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_prp:?}]\n\
+         pub mod nvme_prp;\n\
+         /// Stage 09's `crate::prp`.\n\
+         pub use nvme_prp as prp;\n\
+         {command}\
+         /// Stage 09: Read, Write, Flush, transfer pieces and I/O errors,\n\
+         /// `{io_command_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_io_command:?}]\n\
+         pub mod nvme_io_command;\n\
          /// Stage 12: a task's atomic state machine, `{tree}/12-executor/task_state.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
@@ -74,4 +111,34 @@ fn main() {
         repo = repo.display().to_string(),
     );
     fs::write(out, code).expect("write stages.rs");
+}
+
+/// The file the module root `root` compiles as `mod name;`: the
+/// `#[path = "..."]` attribute just above it (relative to the root's
+/// folder), else `name.rs` next to the root. Panics if the root declares no
+/// such module or the file does not exist.
+fn included(root: &str, name: &str) -> String {
+    let root = PathBuf::from(root);
+    let text = fs::read_to_string(&root).unwrap_or_else(|e| panic!("{}: {e}", root.display()));
+    let dir = root.parent().expect("a file has a folder");
+    let mut path = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(p) = line
+            .strip_prefix("#[path = \"")
+            .and_then(|l| l.strip_suffix("\"]"))
+        {
+            path = Some(p.to_string());
+        } else if line.starts_with("#[") {
+            // Another attribute of the same item.
+        } else if line.strip_prefix("pub(crate) ").unwrap_or(line) == format!("mod {name};") {
+            let file = dir.join(path.unwrap_or_else(|| format!("{name}.rs")));
+            let file = file
+                .canonicalize()
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            return file.display().to_string();
+        } else {
+            path = None;
+        }
+    }
+    panic!("{} declares no `mod {name};`", root.display());
 }

@@ -1,7 +1,8 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
-//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding and
-//! stage 06's commands, rings and Identify data (`nvme_*`), stage 12's task
-//! state machine (`exec_*`), and stage 14's 9P codec (`p9_*`).
+//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding, stage
+//! 06's commands, rings and Identify data, and stage 09's PRP lists and I/O
+//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 12's
+//! task state machine (`exec_*`), and stage 14's 9P codec (`p9_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -9,6 +10,13 @@
 //! The stage modules keep their items `pub(crate)` (as a kernel module
 //! needs), which is why the tests live inside this crate; the few `pub`
 //! functions here are for the fuzz targets and the benchmark.
+//!
+//! Stage 09's `nvme_prp` and `nvme_io_command` are the files its `rnvme.rs`
+//! includes (its skeleton takes `io_command.rs` from `solutions/`).
+//! `io_command.rs` names its neighbours `crate::prp` (here `nvme_prp`) and
+//! `crate::command`: `nvme_command` when stage 09 includes that very file
+//! (`solutions/`), else a module of the file it does include (the skeleton
+//! includes `solutions/06-admin-queue/command.rs`).
 
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 
@@ -23,7 +31,11 @@ mod nvme_admin_vectors;
 #[cfg(test)]
 mod nvme_identify_vectors;
 #[cfg(test)]
+mod nvme_io_command_tests;
+#[cfg(test)]
 mod nvme_proptest;
+#[cfg(test)]
+mod nvme_prp_proptest;
 #[cfg(test)]
 mod nvme_ring_proptest;
 #[cfg(test)]
