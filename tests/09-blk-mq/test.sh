@@ -64,6 +64,8 @@ else
 fi
 expect_dmesg "rkw-d0: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, 128 KiB per command (the bounce buffer; MDTS is 512 KiB)" \
 	"^rnvme $D0: disk rnvme[0-9]+n1: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, at most 131072 bytes per command"
+expect_dmesg "rkw-d0: the controller's volatile write cache is off (the block layer cannot be told it has one)" \
+	"^rnvme $D0: volatile write cache off"
 expect_dmesg "rkw-m2: 16 KiB per command (its MDTS)" \
 	"^rnvme $M2: disk rnvme[0-9]+n1: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, at most 16384 bytes per command"
 for s in rkw-d0 rkw-m2; do
