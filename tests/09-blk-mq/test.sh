@@ -109,30 +109,30 @@ fi
 # not_run WHAT: the checks of WHAT fail without running.
 not_run() { fail "$1 (not run: the disk does not read the host's pattern yet)"; }
 if [ $DATA = 1 ]; then
-is_ok "the host's pattern reads back bit for bit (1 MiB reads: 128 KiB requests, PRP lists)" python3 "$HERE/blocks.py" pattern "$DEV" 1048576
-hint "a wrong PRP list or a piece of the bounce buffer copied to the wrong place shows as a verify error"
-fio_verify "fio randwrite + verify, 4 KiB at QD1, $CPUS jobs" "$DEV" --bs=4k --iodepth=1 --size=1M
-fio_verify "fio randwrite + verify, 4 KiB at QD32, $CPUS jobs" "$DEV" --bs=4k --iodepth=32 --size=2M
-fio_verify "fio randwrite + verify, 4 KiB to 1 MiB at QD32, $CPUS jobs" "$DEV" --bsrange=4k-1m --iodepth=32 --size=4M
+	is_ok "the host's pattern reads back bit for bit (1 MiB reads: 128 KiB requests, PRP lists)" python3 "$HERE/blocks.py" pattern "$DEV" 1048576
+	hint "a wrong PRP list or a piece of the bounce buffer copied to the wrong place shows as a verify error"
+	fio_verify "fio randwrite + verify, 4 KiB at QD1, $CPUS jobs" "$DEV" --bs=4k --iodepth=1 --size=1M
+	fio_verify "fio randwrite + verify, 4 KiB at QD32, $CPUS jobs" "$DEV" --bs=4k --iodepth=32 --size=2M
+	fio_verify "fio randwrite + verify, 4 KiB to 1 MiB at QD32, $CPUS jobs" "$DEV" --bsrange=4k-1m --iodepth=32 --size=4M
 
-hint "every request must end exactly once, with its status; e2fsck finds what was lost"
-mkdir -p "$MNT"
-if check "mkfs.ext4 on $DEV" mkfs.ext4 -q -F -E nodiscard "$DEV" && check "mount it" mount -t ext4 "$DEV" "$MNT"; then
-	head -c 3M /dev/urandom >"$MNT/random.bin"
-	cp -r /usr/share/doc/fio "$MNT/" 2>/dev/null
-	(cd "$MNT" && find . -type f -exec sha256sum {} + >/tmp/rkw09.sums)
-	check "umount (the block layer writes back)" umount "$MNT"
-	check "e2fsck -fn finds the file system clean" e2fsck -fn "$DEV"
-	if mount -o ro -t ext4 "$DEV" "$MNT"; then
-		check "files read back after a remount ($(wc -l </tmp/rkw09.sums) files, sha256)" sh -c "cd $MNT && sha256sum --quiet -c /tmp/rkw09.sums"
-		umount "$MNT"
-	else
-		fail "remount read-only" "$(excerpt)"
+	hint "every request must end exactly once, with its status; e2fsck finds what was lost"
+	mkdir -p "$MNT"
+	if check "mkfs.ext4 on $DEV" mkfs.ext4 -q -F -E nodiscard "$DEV" && check "mount it" mount -t ext4 "$DEV" "$MNT"; then
+		head -c 3M /dev/urandom >"$MNT/random.bin"
+		cp -r /usr/share/doc/fio "$MNT/" 2>/dev/null
+		(cd "$MNT" && find . -type f -exec sha256sum {} + >/tmp/rkw09.sums)
+		check "umount (the block layer writes back)" umount "$MNT"
+		check "e2fsck -fn finds the file system clean" e2fsck -fn "$DEV"
+		if mount -o ro -t ext4 "$DEV" "$MNT"; then
+			check "files read back after a remount ($(wc -l </tmp/rkw09.sums) files, sha256)" sh -c "cd $MNT && sha256sum --quiet -c /tmp/rkw09.sums"
+			umount "$MNT"
+		else
+			fail "remount read-only" "$(excerpt)"
+		fi
 	fi
-fi
-# The probe's own check reads the pattern, which mkfs overwrote: put it back.
-check "restore the host's pattern over the file system" \
-	sh -c "python3 $HERE/blocks.py pattern-bytes | dd of=$DEV bs=1M oflag=direct status=none"
+	# The probe's own check reads the pattern, which mkfs overwrote: put it back.
+	check "restore the host's pattern over the file system" \
+		sh -c "python3 $HERE/blocks.py pattern-bytes | dd of=$DEV bs=1M oflag=direct status=none"
 else
 	not_run "1 MiB reads, fio verify, mkfs.ext4, mount, e2fsck"
 fi
@@ -156,37 +156,37 @@ done < <(queue_counts "$D0")
 [ "$(queue_counts "$D0" | wc -l)" = "$CPUS" ] || fail "rnvme reports each of the $CPUS I/O queues at unbind" "$(excerpt)"
 
 if [ $DATA = 1 ]; then
-# ---- rkw-m2 alone: transfers larger than MDTS are split --------------------------
-bind_only "$M2"
-mark
-doorbell_mark
-RKW_TRACE_START=$(nvme_trace_lines)
-load io_reads=2 || { finish; exit; }
-DEV=/dev/$(disk_of "$M2")
-hint "next_command: at most max_piece bytes per command; the next piece starts where the last ended, in the bounce buffer and on the disk"
-is_ok "MDTS 16 KiB: the pattern reads back in 1 MiB reads (128 KiB requests in 8 pieces)" python3 "$HERE/blocks.py" pattern "$DEV" 1048576
-fio_verify "MDTS 16 KiB: fio randwrite + verify, 4 KiB to 1 MiB at QD32" "$DEV" --bsrange=4k-1m --iodepth=32 --size=2M
-if new_nvme_trace | grep -q pci_nvme_err_mdts; then
-	fail "QEMU saw no command larger than its MDTS" "$(new_nvme_trace | grep pci_nvme_err_mdts | head -3)"
-else
-	pass "QEMU saw no command larger than its MDTS"
-fi
-unload
+	# ---- rkw-m2 alone: transfers larger than MDTS are split --------------------------
+	bind_only "$M2"
+	mark
+	doorbell_mark
+	RKW_TRACE_START=$(nvme_trace_lines)
+	load io_reads=2 || { finish; exit; }
+	DEV=/dev/$(disk_of "$M2")
+	hint "next_command: at most max_piece bytes per command; the next piece starts where the last ended, in the bounce buffer and on the disk"
+	is_ok "MDTS 16 KiB: the pattern reads back in 1 MiB reads (128 KiB requests in 8 pieces)" python3 "$HERE/blocks.py" pattern "$DEV" 1048576
+	fio_verify "MDTS 16 KiB: fio randwrite + verify, 4 KiB to 1 MiB at QD32" "$DEV" --bsrange=4k-1m --iodepth=32 --size=2M
+	if new_nvme_trace | grep -q pci_nvme_err_mdts; then
+		fail "QEMU saw no command larger than its MDTS" "$(new_nvme_trace | grep pci_nvme_err_mdts | head -3)"
+	else
+		pass "QEMU saw no command larger than its MDTS"
+	fi
+	unload
 
-# ---- a command the controller fails ----------------------------------------------
-bind_only "$D0"
-mark
-load io_reads=2 fault=3 || { finish; exit; }
-RKW_TRACE_START=$(nvme_trace_lines)
-DEV=/dev/$(disk_of "$D0")
-hint "finish: a failed status ends the request with an error (io_error), never with end_ok"
-check_fails "a read past the namespace's end fails in user space (fault=3: the disk claims 8 more blocks)" \
-	dd if="$DEV" of=/dev/null bs=512 skip=$NSZE count=1 iflag=direct status=none
-expect_dmesg "rnvme logs the controller's status: LBA Out of Range (SCT 0, SC 0x80), a target error" "^rnvme: queue [0-9]+ tag [0-9]+: 0x02 at block $NSZE failed: Target \(SCT 0, SC 0x80\)"
-expect_dmesg "the block layer reports a target error for that sector" "critical target error, dev rnvme[0-9]+n1, sector $NSZE"
-check "the namespace's last block still reads" dd if="$DEV" of=/dev/null bs=512 skip=$((NSZE - 1)) count=1 iflag=direct status=none
-expect_nvme_trace "QEMU's model says why: an LBA range error (and nothing else)" "pci_nvme_err_(invalid_lba_range|req_status .* status 0x4080 )"
-unload
+	# ---- a command the controller fails ----------------------------------------------
+	bind_only "$D0"
+	mark
+	load io_reads=2 fault=3 || { finish; exit; }
+	RKW_TRACE_START=$(nvme_trace_lines)
+	DEV=/dev/$(disk_of "$D0")
+	hint "finish: a failed status ends the request with an error (io_error), never with end_ok"
+	check_fails "a read past the namespace's end fails in user space (fault=3: the disk claims 8 more blocks)" \
+		dd if="$DEV" of=/dev/null bs=512 skip=$NSZE count=1 iflag=direct status=none
+	expect_dmesg "rnvme logs the controller's status: LBA Out of Range (SCT 0, SC 0x80), a target error" "^rnvme: queue [0-9]+ tag [0-9]+: 0x02 at block $NSZE failed: Target \(SCT 0, SC 0x80\)"
+	expect_dmesg "the block layer reports a target error for that sector" "critical target error, dev rnvme[0-9]+n1, sector $NSZE"
+	check "the namespace's last block still reads" dd if="$DEV" of=/dev/null bs=512 skip=$((NSZE - 1)) count=1 iflag=direct status=none
+	expect_nvme_trace "QEMU's model says why: an LBA range error (and nothing else)" "pci_nvme_err_(invalid_lba_range|req_status .* status 0x4080 )"
+	unload
 else
 	not_run "rkw-m2 (MDTS 16 KiB): split transfers"
 	not_run "fault=3: a read the controller fails"
