@@ -308,6 +308,9 @@ pub(crate) struct SendDisk {
     /// Dropped first: `del_gendisk` waits for the requests in flight.
     _disk: GenDisk<NvmeDisk>,
     id: DiskId,
+    /// The disk's tag set (the disk holds it too): the way to the disk's
+    /// request queue, which stage 10 needs when it is unbound while open.
+    pub(crate) _tag_set: Arc<TagSet<NvmeDisk>>,
 }
 
 // SAFETY: The tag set is a C `blk_mq_tag_set`, which blk-mq uses from any
@@ -377,7 +380,7 @@ pub(crate) fn create(
         .logical_block_size(block)?
         .physical_block_size(block)?
         .rotational(false)
-        .build(fmt!("rnvme{}n1", number.0), tagset, disk)?;
+        .build(fmt!("rnvme{}n1", number.0), tagset.clone(), disk)?;
     dev_info!(
         pdev,
         "disk rnvme{}n1: {} blocks of {} bytes, {} hardware queues of {} tags, at most {} bytes per command\n",
@@ -391,6 +394,7 @@ pub(crate) fn create(
     Ok(SendDisk {
         _disk: gendisk,
         id: number,
+        _tag_set: tagset,
     })
 }
 // ANCHOR_END: create

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Disks still open when their controller goes (unbind, hot-unplug, rmmod
+//! with the disk mounted).
+//!
+//! Deleting such a disk is fine: `del_gendisk` marks it dead and its users
+//! get I/O errors, as with the C driver. Unloading the module is not: the
+//! kernel keeps reading the disk's `block_device_operations` until the last
+//! user has closed it (`bdev_release`), and the 7.3 `GenDisk` keeps them in
+//! the module without an owner (`gen_disk.rs`: "TODO: Set to
+//! `THIS_MODULE`"), so nothing stops `rmmod`. Seen: `umount` after such an
+//! `rmmod` oopses in `blkdev_put_whole`, reading freed module memory.
+//!
+//! So a disk deleted while open is handed to a work item on the module's
+//! own workqueue that waits until it is closed, and the module's exit,
+//! which destroys that workqueue, waits for it: `rmmod` waits until the
+//! disk is unmounted.
+
+use core::ptr::NonNull;
+use kernel::{
+    bindings,
+    block::mq::TagSet,
+    prelude::*,
+    sync::{
+        atomic::{
+            Atomic,
+            Relaxed, //
+        },
+        Arc,
+    },
+    time::{
+        delay::fsleep,
+        Delta, //
+    },
+    workqueue::Queue,
+};
+
+use crate::{
+    disk::NvmeDisk,
+    owned_queue::OwnedQueue,
+};
+
+/// How often a lingering disk is looked at.
+const POLL: Delta = Delta::from_millis(200);
+
+// ANCHOR: open_disk
+/// The whole-disk block device of a disk that is open, with a reference on
+/// its `struct device` (so it stays valid after the disk is deleted).
+///
+/// # Invariants
+///
+/// `self.0` points to the `block_device` of a disk's partition 0, and this
+/// value holds one reference on its `bd_device`.
+pub(crate) struct OpenDisk(NonNull<bindings::block_device>);
+
+// SAFETY: A device reference may be dropped on any thread, and the fields
+// read are atomic.
+unsafe impl Send for OpenDisk {}
+
+impl OpenDisk {
+    /// The disk of `tag_set` (the disk's only request queue), if it is open.
+    pub(crate) fn of(tag_set: &Arc<TagSet<NvmeDisk>>) -> Option<OpenDisk> {
+        // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
+        let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
+        // SAFETY: The tag set is alive (we hold an `Arc`), and its disk is
+        // not deleted yet (the caller still holds it): the disk's request
+        // queue is on the set's `tag_list`, it is the only one, and its
+        // `disk` and `part0` are valid.
+        let part0 = unsafe {
+            let first = (*set).tag_list.next;
+            let q = kernel::container_of!(first, bindings::request_queue, tag_set_list);
+            (*(*q).disk).part0
+        };
+        let part0 = NonNull::new(part0)?;
+        // SAFETY: `part0` is valid (above); `get_device` takes a reference.
+        unsafe { bindings::get_device(&raw mut (*part0.as_ptr()).bd_device) };
+        // INVARIANT: we took the reference just above.
+        let disk = OpenDisk(part0);
+        disk.is_open().then_some(disk)
+    }
+
+    /// Whether anyone has the disk or one of its partitions open.
+    fn is_open(&self) -> bool {
+        // SAFETY: The block device and its disk stay valid while we hold a
+        // reference (type invariant); `bd_openers` is an atomic, and
+        // `open_partitions` an `unsigned` read once (a stale value only
+        // means one more look).
+        unsafe {
+            let part0 = self.0.as_ptr();
+            let openers = core::ptr::read_volatile(&raw const (*part0).bd_openers.counter);
+            let partitions = core::ptr::read_volatile(&raw const (*(*part0).bd_disk).open_partitions);
+            openers > 0 || partitions > 0
+        }
+    }
+}
+
+impl Drop for OpenDisk {
+    fn drop(&mut self) {
+        // SAFETY: We hold one reference (type invariant), given back here.
+        unsafe { bindings::put_device(&raw mut (*self.0.as_ptr()).bd_device) };
+    }
+}
+// ANCHOR_END: open_disk
+
+// ANCHOR: lingering
+/// The module's workqueue for lingering disks, reachable from `unbind`.
+static LINGERING: Atomic<*const Queue> = Atomic::new(core::ptr::null());
+
+/// The workqueue the module's exit waits for. Created before the driver is
+/// registered and dropped after it is unregistered (field order of the
+/// module), so every `unbind` finds it.
+pub(crate) struct Lingering {
+    /// Destroyed when the module goes: waits for the lingering disks.
+    _wq: OwnedQueue,
+}
+
+impl Lingering {
+    pub(crate) fn new() -> Result<Lingering> {
+        let wq = OwnedQueue::new(c"rnvme_lingering", 0)?;
+        LINGERING.store(core::ptr::from_ref(wq.queue()), Relaxed);
+        Ok(Lingering { _wq: wq })
+    }
+}
+
+impl Drop for Lingering {
+    fn drop(&mut self) {
+        LINGERING.store(core::ptr::null(), Relaxed);
+        // Then `OwnedQueue`'s drop destroys the workqueue, which waits for
+        // every disk still open to be closed.
+    }
+}
+
+/// Waits, in the background, until `disk` (`rnvme{number}n1`, deleted) is
+/// closed; the module's exit waits for that.
+pub(crate) fn linger(disk: OpenDisk, number: u32) -> Result {
+    let wq = LINGERING.load(Relaxed);
+    if wq.is_null() {
+        return Err(ENODEV);
+    }
+    pr_warn!(
+        "rnvme{}n1 is still open (mounted?): deleted, its I/O fails; rmmod waits until it is closed\n",
+        number
+    );
+    // SAFETY: A non-null `LINGERING` is the queue of the module's
+    // `Lingering`, which is dropped only after the driver is unregistered,
+    // that is, after every `unbind` (our caller) has returned.
+    let wq = unsafe { &*wq };
+    wq.try_spawn(GFP_KERNEL, move || {
+        while disk.is_open() {
+            fsleep(POLL);
+        }
+        // The last user's `bdev_release` reads the operations once more
+        // after it stopped counting as open: give it time to return.
+        fsleep(POLL);
+        pr_info!("rnvme{}n1 is closed now\n", number);
+        drop(disk);
+    })?;
+    Ok(())
+}
+// ANCHOR_END: lingering

@@ -1,0 +1,543 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! A queue pair (the admin queue, or an I/O queue), shared by the
+//! submitters (process context) and its interrupt handler: a submitter
+//! writes its command and rings the doorbell under a lock, then sleeps; the
+//! handler reaps the completions, hands each to its submitter and wakes
+//! them.
+//!
+//! Stage 07's `AdminQueue` was queue 0 and owned the registers; a `Queue`
+//! has any queue ID and shares the registers with the others.
+//!
+//! Stage 09: an I/O queue also carries block requests, which nobody waits
+//! for: `issue` submits one with its tag as identifier, and the handler
+//! takes each finished one (`take_finished`) to complete it after it has
+//! dropped the lock.
+//!
+//! Stage 10: a command the controller never answers must not hang anyone.
+//! Each request's slot remembers when it was issued, so the watchdog can
+//! find the oldest (`oldest_request`); and when the controller is given up
+//! (a timeout it would not abort, or the device is gone), `cancel_next`
+//! hands every request back with a status the driver makes up, as the
+//! controller would have failed it, and the queue refuses new commands.
+//! Passthrough commands from user space share an I/O queue with the disk's
+//! requests: they take identifiers above the tags (`reserve_tags`).
+
+use kernel::{
+    device::{
+        Bound,
+        Device, //
+    },
+    dma::Coherent,
+    io::{
+        io_project,
+        io_read,
+        Io, //
+    },
+    new_condvar,
+    new_spinlock_irq,
+    prelude::*,
+    sync::{
+        barrier::{
+            dma_mb,
+            Read, //
+        },
+        Arc,
+        CondVar,
+        CondVarTimeoutResult,
+        SpinLockIrq,
+        SpinLockIrqGuard, //
+    },
+    time::{
+        msecs_to_jiffies,
+        Delta,
+        Instant,
+        Monotonic, //
+    },
+};
+
+use crate::{
+    command::{
+        phase_of,
+        Command,
+        Completion,
+        Status, //
+    },
+    disk::InFlight,
+    registers::Registers,
+    ring::{
+        CqRing,
+        SqRing, //
+    },
+};
+
+// ANCHOR: slot
+/// What a command identifier (CID) is doing. The identifier is the index
+/// of its slot.
+enum Slot {
+    /// Free for the next command.
+    Free,
+    /// Submitted; its submitter sleeps until the handler fills it in.
+    Waiting,
+    /// Completed; the submitter has not taken the completion yet.
+    Done(Completion),
+    /// The submitter stopped waiting (timeout or signal). The controller
+    /// may still answer with this identifier, so it is not handed out again
+    /// until it has: the handler frees it then. A controller reset (the
+    /// queue is dropped) ends it too.
+    Abandoned,
+    /// A block request's command, submitted by `issue` (the identifier is
+    /// the request's tag) at the given time; nobody sleeps on it.
+    Request(InFlight, Instant<Monotonic>),
+    /// Its completion came; the handler finishes it (`take_finished`).
+    Finished(Completion, InFlight),
+}
+// ANCHOR_END: slot
+
+/// What the submitters and the handler share, under the lock.
+struct Rings {
+    sq: SqRing,
+    cq: CqRing,
+    /// One slot per command identifier.
+    slots: KVec<Slot>,
+    /// Where the search for a free identifier starts: identifiers go round,
+    /// as a hint for the reader of a trace.
+    next_cid: u16,
+    /// Completions reaped by the interrupt handler, in all.
+    reaped: u64,
+    /// The identifiers whose slot is `Finished`, one bit each.
+    finished: u64,
+    /// The first identifier `submit` may use: the ones below are the disk's
+    /// tags, which `issue` uses.
+    first_cid: u16,
+    /// The controller was given up: nothing is submitted any more.
+    dead: bool,
+}
+
+impl Rings {
+    /// Claims a free identifier for a new command.
+    fn claim_cid(&mut self) -> Option<u16> {
+        let n = self.slots.len();
+        let first = usize::from(self.first_cid);
+        for i in 0..n.saturating_sub(first) {
+            let cid = first + (usize::from(self.next_cid) + i) % (n - first);
+            if let Some(slot @ Slot::Free) = self.slots.get_mut(cid) {
+                *slot = Slot::Waiting;
+                let cid = u16::try_from(cid).ok()?;
+                self.next_cid = cid.wrapping_add(1);
+                return Some(cid);
+            }
+        }
+        None
+    }
+
+    /// The slot of identifier `cid`, if there is one.
+    fn slot(&mut self, cid: u16) -> Option<&mut Slot> {
+        self.slots.get_mut(usize::from(cid))
+    }
+}
+
+// ANCHOR: queue
+/// A queue pair. Shared in an `Arc` by the driver data and the interrupt
+/// handler.
+///
+/// # Invariants
+///
+/// The controller no longer uses the queue memory when it is freed: `drop`
+/// disables the controller (a no-op when `unbind` has done it already). An
+/// I/O queue deleted with Delete I/O SQ/CQ is not used either, but drop
+/// cannot know that it was, so it always disables.
+#[pin_data(PinnedDrop)]
+pub(crate) struct Queue {
+    /// The queue ID: 0 for the admin queue, 1.. for I/O queues.
+    qid: u16,
+    /// The registers: the handler rings the CQ head doorbell.
+    regs: Arc<Registers>,
+    /// Submission queue entries: 64-byte commands, read by the controller.
+    sq_mem: Coherent<[[u32; 16]]>,
+    /// Completion queue entries: 16 bytes each, written by the controller.
+    cq_mem: Coherent<[[u32; 4]]>,
+    sq_doorbell: usize,
+    cq_doorbell: usize,
+    /// Taken by the handler in hard interrupt context, so the lock
+    /// disables interrupts (a plain spinlock held by a submitter when the
+    /// interrupt arrives on the same CPU would deadlock).
+    #[pin]
+    rings: SpinLockIrq<Rings>,
+    /// Submitters sleep on it; the handler wakes them all after it reaped.
+    #[pin]
+    completed: CondVar,
+}
+// ANCHOR_END: queue
+
+impl Queue {
+    // ANCHOR: new
+    /// Allocates queue pair `qid` with `depth` entries in each ring, and one
+    /// identifier per entry.
+    pub(crate) fn new(dev: &Device<Bound>, regs: Arc<Registers>, qid: u16, depth: u16) -> Result<Arc<Queue>> {
+        // One bit per identifier in `finished`.
+        if depth > 64 {
+            return Err(EINVAL);
+        }
+        let mut slots = KVec::with_capacity(depth.into(), GFP_KERNEL)?;
+        for _ in 0..depth {
+            slots.push(Slot::Free, GFP_KERNEL)?;
+        }
+        let rings = Rings {
+            sq: SqRing::new(depth).ok_or(EINVAL)?,
+            cq: CqRing::new(depth).ok_or(EINVAL)?,
+            slots,
+            next_cid: 0,
+            reaped: 0,
+            finished: 0,
+            first_cid: 0,
+            dead: false,
+        };
+        Arc::pin_init(
+            try_pin_init!(Queue {
+                sq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
+                cq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
+                sq_doorbell: regs.cap().sq_tail_doorbell(qid),
+                cq_doorbell: regs.cap().cq_head_doorbell(qid),
+                qid,
+                regs,
+                rings <- new_spinlock_irq!(rings, "rnvme_admin_rings"),
+                completed <- new_condvar!("rnvme_admin_completed"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+    // ANCHOR_END: new
+
+    /// Disables the controller: afterwards it touches no queue's memory.
+    pub(crate) fn disable_controller(&self) -> Result {
+        self.regs.disable()
+    }
+
+    /// The queue ID.
+    pub(crate) fn qid(&self) -> u16 {
+        self.qid
+    }
+
+    /// Bus address of the submission queue, for ASQ or Create I/O SQ.
+    pub(crate) fn sq_address(&self) -> u64 {
+        self.sq_mem.dma_address()
+    }
+
+    /// Bus address of the completion queue, for ACQ or Create I/O CQ.
+    pub(crate) fn cq_address(&self) -> u64 {
+        self.cq_mem.dma_address()
+    }
+
+    /// Keeps identifiers `0..tags` for `issue` (the disk's tags): `submit`
+    /// takes the ones above.
+    pub(crate) fn reserve_tags(&self, tags: u16) {
+        let mut rings = self.rings.lock();
+        rings.first_cid = tags;
+        rings.next_cid = 0;
+    }
+
+    /// Completions the interrupt handler has reaped so far.
+    pub(crate) fn reaped(&self) -> u64 {
+        self.rings.lock().reaped
+    }
+
+    /// Writes `value` to the doorbell at `offset`.
+    fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
+        self.regs.ring_doorbell(value, offset)
+    }
+
+    // ANCHOR: submit
+    /// Submits `cmd` and sleeps until it completes, for at most `timeout`.
+    ///
+    /// A failed status is an `EIO`; no completion in time an `ETIMEDOUT`, a
+    /// signal an `EINTR`: then the command's identifier stays reserved
+    /// until the controller answers (see [`Slot::Abandoned`]).
+    pub(crate) fn submit(&self, dev: &Device, cmd: &Command, timeout: Delta) -> Result<Completion> {
+        let cqe = self.submit_any(dev, cmd, timeout)?;
+        if !cqe.status.is_success() {
+            dev_err!(
+                dev,
+                "queue {} command {:#04x} failed: {} (SCT {}, SC {:#04x}{})\n",
+                self.qid,
+                cmd.opcode,
+                cqe.status.describe(),
+                cqe.status.sct(),
+                cqe.status.sc(),
+                if cqe.status.dnr() { ", do not retry" } else { "" }
+            );
+            return Err(EIO);
+        }
+        Ok(cqe)
+    }
+
+    /// Submits `cmd` and sleeps until it completes, as [`Queue::submit`],
+    /// but returns its completion whatever its status (for passthrough
+    /// commands, whose caller wants the status).
+    pub(crate) fn submit_any(&self, dev: &Device, cmd: &Command, timeout: Delta) -> Result<Completion> {
+        let mut rings = self.rings.lock();
+        if rings.dead {
+            return Err(ENODEV);
+        }
+        let cid = rings.claim_cid().ok_or(EBUSY)?;
+        let Some(slot) = rings.sq.push() else {
+            if let Some(s) = rings.slot(cid) {
+                *s = Slot::Free;
+            }
+            return Err(EBUSY);
+        };
+        // The entry, then the tail doorbell (an MMIO write, ordered after
+        // the memory write), both under the lock: two submitters ring
+        // their tails in the order of their slots.
+        io_project!(self.sq_mem, [try: usize::from(slot)]).copy_write(cmd.to_dwords(cid));
+        self.ring_doorbell(rings.sq.tail(), self.sq_doorbell)?;
+
+        let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
+        let cqe = self.wait_for(&mut rings, cid, ms).inspect_err(|e| {
+            dev_err!(
+                dev,
+                "queue {} command {:#04x} (cid {}) not completed: {:?}; cid {} stays reserved until the controller answers\n",
+                self.qid,
+                cmd.opcode,
+                cid,
+                e,
+                cid
+            )
+        })?;
+        drop(rings);
+        Ok(cqe)
+    }
+    // ANCHOR_END: submit
+
+    // ANCHOR: wait
+    /// Sleeps until the handler has completed identifier `cid`, for at most
+    /// `ms` milliseconds, and frees the identifier; or marks it abandoned.
+    fn wait_for(
+        &self,
+        rings: &mut SpinLockIrqGuard<'_, Rings>,
+        cid: u16,
+        ms: u32,
+    ) -> Result<Completion> {
+        let mut left = msecs_to_jiffies(ms);
+        loop {
+            // The handler may have come before we sleep, or between two
+            // wake-ups for other commands: always look first.
+            let slot = rings.slot(cid).ok_or(EINVAL)?;
+            if let Slot::Done(cqe) = slot {
+                let cqe = *cqe;
+                *slot = Slot::Free;
+                return Ok(cqe);
+            }
+            // Releases the lock while asleep, takes it again before return.
+            let err = match self.completed.wait_interruptible_timeout(rings, left) {
+                CondVarTimeoutResult::Woken { jiffies } => {
+                    left = jiffies;
+                    continue;
+                }
+                CondVarTimeoutResult::Timeout => ETIMEDOUT,
+                CondVarTimeoutResult::Signal { .. } => EINTR,
+            };
+            // Out of time: one last look, then leave the identifier to the
+            // controller.
+            let slot = rings.slot(cid).ok_or(EINVAL)?;
+            if let Slot::Done(cqe) = slot {
+                let cqe = *cqe;
+                *slot = Slot::Free;
+                return Ok(cqe);
+            }
+            *slot = Slot::Abandoned;
+            return Err(err);
+        }
+    }
+    // ANCHOR_END: wait
+
+    // ANCHOR: reap
+    /// Reaps every new completion; called by the interrupt handler. Returns
+    /// how many there were (0: the interrupt was not ours).
+    pub(crate) fn reap(&self) -> u32 {
+        let mut rings = self.rings.lock();
+        let mut n = 0;
+        while let Ok(Some(cqe)) = self.next_completion(&rings.cq) {
+            rings.cq.advance();
+            rings.sq.consumed_up_to(cqe.sq_head);
+            n += 1;
+            match rings.slot(cqe.cid) {
+                // Its submitter sleeps: hand the completion over.
+                Some(slot) if matches!(slot, Slot::Waiting) => *slot = Slot::Done(cqe),
+                // Its submitter gave up: the identifier is free again now.
+                Some(slot) if matches!(slot, Slot::Abandoned) => *slot = Slot::Free,
+                // A block request's: finished once the lock is dropped
+                // (finishing may submit again, to this queue).
+                Some(slot) if matches!(slot, Slot::Request(..)) => {
+                    if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
+                        *slot = Slot::Finished(cqe, r);
+                        rings.finished |= 1u64 << cqe.cid;
+                    }
+                }
+                // An answer to a command nobody sent: nothing to hand over.
+                _ => {}
+            }
+        }
+        if n > 0 {
+            // Hand the entries back; for INTx this also lowers the line.
+            let _ = self.ring_doorbell(rings.cq.head(), self.cq_doorbell);
+            rings.reaped += u64::from(n);
+            self.completed.notify_all();
+        }
+        n
+    }
+    // ANCHOR_END: reap
+
+    // ANCHOR: issue
+    /// Submits `cmd` for a block request, with identifier `tag`, and returns
+    /// at once: the interrupt handler takes the request back with
+    /// [`Queue::take_finished`]. If the identifier is in use, or the
+    /// doorbell cannot be rung, the request comes back with the error.
+    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: InFlight) -> Result<(), (Error, InFlight)> {
+        let mut rings = self.rings.lock();
+        if rings.dead {
+            return Err((ENODEV, request));
+        }
+        if !matches!(rings.slot(tag), Some(Slot::Free)) {
+            return Err((EBUSY, request));
+        }
+        let Some(pos) = rings.sq.push() else {
+            return Err((EBUSY, request));
+        };
+        if let Err(e) = self.write_and_ring(pos, cmd, tag, rings.sq.tail()) {
+            // The device is gone (unplugged): nothing will run this command.
+            return Err((e, request));
+        }
+        // The completion may come as soon as the doorbell rang, but the
+        // handler takes the lock first, which we hold until the slot says
+        // whose it is.
+        if let Some(slot) = rings.slot(tag) {
+            *slot = Slot::Request(request, Instant::now());
+        }
+        Ok(())
+    }
+
+    /// Writes `cmd` with identifier `cid` into SQ entry `pos` and rings the
+    /// tail doorbell with `tail`.
+    fn write_and_ring(&self, pos: u16, cmd: &Command, cid: u16, tail: u16) -> Result {
+        io_project!(self.sq_mem, [try: usize::from(pos)]).copy_write(cmd.to_dwords(cid));
+        self.ring_doorbell(tail, self.sq_doorbell)
+    }
+
+    /// Takes a block request whose completion the handler reaped.
+    pub(crate) fn take_finished(&self) -> Option<(Completion, InFlight)> {
+        let mut rings = self.rings.lock();
+        if rings.finished == 0 {
+            return None;
+        }
+        let cid = rings.finished.trailing_zeros();
+        rings.finished &= !(1u64 << cid);
+        let slot = rings.slot(cid as u16)?;
+        match core::mem::replace(slot, Slot::Free) {
+            Slot::Finished(cqe, r) => Some((cqe, r)),
+            other => {
+                *slot = other;
+                None
+            }
+        }
+    }
+    // ANCHOR_END: issue
+
+    // ANCHOR: oldest
+    /// The identifier of the block request in flight the longest, and for
+    /// how long it has been.
+    pub(crate) fn oldest_request(&self) -> Option<(u16, Delta)> {
+        let rings = self.rings.lock();
+        let mut oldest: Option<(u16, Delta)> = None;
+        for (cid, slot) in rings.slots.iter().enumerate() {
+            if let Slot::Request(_, since) = slot {
+                let age = since.elapsed();
+                if oldest.is_none_or(|(_, a)| age > a) {
+                    oldest = Some((u16::try_from(cid).ok()?, age));
+                }
+            }
+        }
+        oldest
+    }
+    // ANCHOR_END: oldest
+
+    // ANCHOR: cancel
+    /// Gives the controller up for this queue: from now on nothing is
+    /// submitted, a sleeping submitter wakes with a failed completion, and
+    /// each call hands back one block request that was in flight with a
+    /// failed completion for it, until none is left.
+    ///
+    /// Only after the controller is disabled (or gone): then it can no
+    /// longer answer these commands, so nothing else ends them.
+    pub(crate) fn cancel_next(&self) -> Option<(Completion, InFlight)> {
+        let mut rings = self.rings.lock();
+        rings.dead = true;
+        let mut woken = false;
+        let mut found = None;
+        for (cid, slot) in rings.slots.iter_mut().enumerate() {
+            let cqe = cancelled(self.qid, u16::try_from(cid).ok()?);
+            match slot {
+                Slot::Waiting => {
+                    *slot = Slot::Done(cqe);
+                    woken = true;
+                }
+                Slot::Abandoned => *slot = Slot::Free,
+                Slot::Request(..) if found.is_none() => {
+                    if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
+                        found = Some((cqe, r));
+                    }
+                }
+                _ => {}
+            }
+        }
+        if woken {
+            self.completed.notify_all();
+        }
+        found
+    }
+
+    /// Whether the queue was given up.
+    pub(crate) fn is_dead(&self) -> bool {
+        self.rings.lock().dead
+    }
+    // ANCHOR_END: cancel
+
+    /// The completion at the CQ's head, if the controller has posted a new
+    /// one there.
+    fn next_completion(&self, cq: &CqRing) -> Result<Option<Completion>> {
+        let head = usize::from(cq.head());
+        // A new entry shows by its phase tag; the barrier keeps the reads
+        // of the rest of the entry after that of the tag.
+        if !cq.is_new(phase_of(io_read!(self.cq_mem, [try: head][build: 3]))) {
+            return Ok(None);
+        }
+        dma_mb(Read);
+        Ok(Some(Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read())))
+    }
+}
+
+/// The completion the driver makes up for a command it cancels: Status
+/// Code Type 3 (path related), Status Code 0x71, "Command Aborted By Host",
+/// as the C driver does (`NVME_SC_HOST_ABORTED_CMD`).
+const fn cancelled(qid: u16, cid: u16) -> Completion {
+    Completion {
+        result: 0,
+        sq_head: 0,
+        sq_id: qid,
+        cid,
+        phase: false,
+        status: Status((3 << 8) | 0x71),
+    }
+}
+
+#[pinned_drop]
+impl PinnedDrop for Queue {
+    fn drop(self: Pin<&mut Self>) {
+        // INVARIANT: stop the controller before the queue memory is freed
+        // (with the fields, right after this). After a successful unbind it
+        // is stopped already, and this returns at once.
+        if let Err(e) = self.regs.disable() {
+            pr_err!("rnvme: disabling the controller before freeing queue {} failed ({:?})\n", self.qid, e);
+        }
+    }
+}

@@ -1,0 +1,454 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Stage 10: a driver for production. Stage 09's disk, plus what a driver
+//! needs to be used for real: it can be removed (unbound, hot-unplugged)
+//! while I/O runs, a command the controller never answers times out
+//! instead of hanging (`watchdog`), and nvme-cli works through the
+//! character devices `/dev/rnvmeX` and `/dev/rngXn1` (`chardev`,
+//! `passthru`).
+//!
+//! How to run: `make run STEP=10`, then `nvme id-ctrl /dev/rnvme0`, `fio`
+//! on `/dev/rnvme0n1`, or `echo 1 > /sys/bus/pci/devices/.../remove` while
+//! fio runs.
+
+use kernel::{
+    device::Core,
+    dma::{
+        Device as _,
+        DmaMask, //
+    },
+    io::Io,
+    irq,
+    cpu,
+    pci::{
+        self,
+        IrqTypes,
+        IrqVectorRegistration, //
+    },
+    new_mutex,
+    prelude::*,
+    sync::{
+        Arc,
+        Mutex, //
+    },
+    time::Delta, //
+};
+
+// Stage 06's files, unchanged: the command layouts, the controller reset,
+// Identify parsing, the registers, the ring arithmetic, CAP.
+#[path = "../../solutions/06-admin-queue/command.rs"]
+mod command;
+#[path = "../../solutions/06-admin-queue/controller.rs"]
+mod controller;
+#[path = "../../solutions/06-admin-queue/identify.rs"]
+mod identify;
+#[path = "../../solutions/06-admin-queue/regs.rs"]
+mod regs;
+#[path = "../../solutions/06-admin-queue/ring.rs"]
+mod ring;
+#[path = "../../solutions/06-admin-queue/spec.rs"]
+mod spec;
+// Stage 08's files, unchanged: bring-up, the I/O queues, the registers.
+#[path = "../../solutions/08-io-queues/bring_up.rs"]
+mod bring_up;
+// (Its `exercise`, stage 08's check of every queue with the host's
+// pattern, is not run any more: the disk's data is its user's now.)
+#[allow(dead_code)]
+#[path = "../../solutions/08-io-queues/io_queues.rs"]
+mod io_queues;
+#[path = "../../solutions/08-io-queues/registers.rs"]
+mod registers;
+// Stage 09's files, unchanged: the disk and its requests, the NVM
+// commands, PRPs, the handler.
+#[path = "../../solutions/09-blk-mq/disk.rs"]
+mod disk;
+#[path = "../../solutions/09-blk-mq/io_command.rs"]
+mod io_command;
+#[path = "../../solutions/09-blk-mq/irq_handler.rs"]
+mod irq_handler;
+#[path = "../../solutions/09-blk-mq/prp.rs"]
+mod prp;
+#[path = "../../solutions/09-blk-mq/request.rs"]
+mod request;
+// Stage 12's workqueue of the module's own, for the watchdog.
+#[path = "../../solutions/12-executor/queue.rs"]
+mod owned_queue;
+// Stage 09's queue, changed: requests remember when they were issued, and
+// can be cancelled.
+mod queue;
+// New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
+// deleted while open.
+mod chardev;
+mod lingering;
+mod passthru;
+mod watchdog;
+
+use bring_up::{
+    bring_up,
+    log_identity,
+    start, //
+};
+use identify::{
+    ascii,
+    IdCtrl, //
+};
+use chardev::{
+    Controller,
+    Nodes, //
+};
+use disk::SendDisk;
+use lingering::{
+    Lingering,
+    OpenDisk, //
+};
+use io_queues::{
+    IoQueue,
+    IO_DEPTH, //
+};
+use irq_handler::QueueIrq;
+use queue::Queue;
+use registers::Registers;
+use regs::BAR0_SIZE;
+use spec::Cap;
+use watchdog::Watchdog;
+
+// ANCHOR: table
+kernel::pci_device_table!(
+    PCI_TABLE,
+    <RNvmeDriver as pci::Driver>::IdInfo,
+    [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
+);
+// ANCHOR_END: table
+
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Entries in each admin queue.
+pub(crate) const ADMIN_DEPTH: u16 = 32;
+/// The memory page size the driver uses: 4 KiB.
+const PAGE_SHIFT: u32 = 12;
+/// How long a command may take before its submitter gives up.
+pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
+/// Controller Status (CSTS): all ones when the device has gone away.
+const CSTS_OFFSET: usize = 0x1c;
+
+// ANCHOR: data
+/// What the driver keeps per bound controller.
+///
+/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
+/// is pinned, so `vectors` does not move, and fields drop in the order they
+/// are declared, so the handlers are unregistered before the vectors are
+/// freed, and all before the queues (which disable the controller) are
+/// dropped.
+#[pin_data]
+struct RNvme<'b> {
+    pdev: &'b pci::Device,
+    /// `/dev/rnvmeX` and `/dev/rngXn1`: dropped first, so no new file
+    /// opens them (open files keep their `Controller`).
+    #[pin]
+    nodes: Nodes,
+    /// Watches the requests in flight: stopped by `unbind` after the disk
+    /// is gone.
+    watchdog: Watchdog,
+    /// The disk: deleted by `unbind` (which waits for its requests) before
+    /// the I/O queues are.
+    #[pin]
+    disk: Mutex<Option<SendDisk>>,
+    /// The I/O queues' handlers, one per queue: dropped first.
+    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    /// The I/O queue pairs: deleted by `unbind`.
+    io: KVec<IoQueue>,
+    /// The admin queue's handler: `free_irq` when dropped, which waits for
+    /// a handler still running on another CPU.
+    #[pin]
+    irq: irq::Registration<'b, QueueIrq>,
+    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
+    vectors: IrqVectorRegistration<'b>,
+    /// The capabilities read at probe time.
+    cap: Cap,
+    /// The admin queue pair, shared with its handler.
+    admin: Arc<Queue>,
+    /// The registers, shared by every queue.
+    regs: Arc<Registers>,
+    /// What Identify Controller said.
+    id: IdCtrl,
+}
+// ANCHOR_END: data
+
+/// The driver: `probe` and `unbind` for every matching device.
+struct RNvmeDriver;
+
+impl pci::Driver for RNvmeDriver {
+    type IdInfo = ();
+    type Data<'b> = RNvme<'b>;
+    const ID_TABLE: pci::IdTable<()> = &PCI_TABLE;
+
+    // ANCHOR: probe
+    fn probe<'b>(
+        pdev: &'b pci::Device<Core<'_>>,
+        _info: Option<&'b ()>,
+    ) -> impl PinInit<RNvme<'b>, Error> + 'b {
+        pin_init::pin_init_scope(move || {
+            pdev.enable_device_mem()?;
+            pdev.set_master();
+            let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
+
+            let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
+            let vs = bar.read(regs::VS);
+            log_identity(pdev, &cap, &vs);
+            if !cap.supports_nvm() {
+                dev_err!(pdev, "the NVM command set is not supported\n");
+                return Err(ENODEV);
+            }
+
+            // SAFETY: Nothing else allocates or maps DMA memory for this
+            // device while it probes, and no allocation exists yet.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            controller::disable(pdev.as_ref(), &bar, &cap)?;
+            let page_shift = match module_parameters::fault.value() {
+                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+                2 => {
+                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                    return Err(EINVAL);
+                }
+                _ => PAGE_SHIFT,
+            };
+            // ANCHOR_END: probe
+
+            // ANCHOR: enable
+            // Every queue and handler rings doorbells: the registers move
+            // into an `Arc` every queue holds, as a device-managed
+            // `DevresBar`. From here on, an error drops `admin`, which
+            // disables the controller before its memory is freed.
+            let regs = Registers::new(bar.into_devres()?, cap)?;
+            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            // ANCHOR_END: enable
+
+            // ANCHOR: register
+            let pdev_data: &'b pci::Device = pdev;
+            // One vector for the admin queue and one per CPU for the I/O
+            // queues, if the device has that many; at least one.
+            let cpus = cpu::nr_cpu_ids();
+            Ok(try_pin_init!(RNvme {
+                cap,
+                admin: admin.clone(),
+                regs: regs.clone(),
+                // MSI-X if the device and the platform can, else MSI, else
+                // the legacy INTx pin.
+                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
+                // ANCHOR: irq
+                irq <- {
+                    // SAFETY: `vectors` is initialised (fields are
+                    // initialised in the order written here), it lives in
+                    // the pinned driver data, so it does not move, and it is
+                    // dropped after `irq` (declaration order): the borrow
+                    // outlives every use of it.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    let request = vectors.index(0)?.into();
+                    // SAFETY: The registration becomes a field of the driver
+                    // data, which the driver core drops on unbind: it is
+                    // never forgotten.
+                    unsafe {
+                        irq::Registration::new(
+                            request,
+                            irq::Flags::SHARED,
+                            c"rnvme",
+                            Ok::<_, Error>(QueueIrq(admin.clone())),
+                        )
+                    }
+                },
+                // ANCHOR_END: irq
+                // Only now, with the vectors allocated and the handler
+                // registered, start the controller: it sets up the admin
+                // completion queue's interrupt when it starts, and QEMU's
+                // model (as some real devices) uses an MSI-X vector only if
+                // MSI-X was on by then.
+                _: {
+                    start(pdev, regs, admin, cap, page_shift)?;
+                },
+                // Commands can complete now.
+                id: bring_up(pdev, admin, cap, vectors)?,
+                // ANCHOR: io_fields
+                // One I/O queue pair per CPU, as many as the controller
+                // grants; then their handlers.
+                io: {
+                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
+                    let count = wanted.min(granted);
+                    let vecs = u32::try_from(vectors.len())?;
+                    dev_info!(
+                        pdev,
+                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+                        granted,
+                        count,
+                        cpus,
+                        vecs,
+                        vectors.irq_type()
+                    );
+                    io_queues::create(pdev, admin, regs, count, vecs)?
+                },
+                io_irqs: {
+                    // SAFETY: As for `irq` above: `vectors` is initialised,
+                    // pinned, and dropped after `io_irqs`.
+                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
+                    io_queues::register(vectors, io)?
+                },
+                // ANCHOR_END: io_fields
+                // ANCHOR: watchdog_field
+                // The watchdog, before the disk: the block layer reads the
+                // partition table as soon as the disk exists, and a
+                // controller that does not answer must not hang the probe.
+                watchdog: {
+                    let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+                    for q in io.iter() {
+                        queues.push(q.queue.clone(), GFP_KERNEL)?;
+                    }
+                    let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
+                    Watchdog::start(pdev.as_ref(), admin, &queues, Delta::from_millis(ms.into()))?
+                },
+                // ANCHOR_END: watchdog_field
+                // ANCHOR: disk_field
+                // Last, with every queue proven: the disk. From here on the
+                // block layer may send requests (it reads the partition
+                // table at once).
+                disk <- {
+                    // The disk's requests use identifiers 0..TAGS of each
+                    // I/O queue (their tags); passthrough commands the ones
+                    // above.
+                    for q in io.iter() {
+                        q.queue.reserve_tags(IO_DEPTH - 1);
+                    }
+                    let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
+                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, extra)?), "rnvme_disk")
+                },
+                // ANCHOR_END: disk_field
+                // ANCHOR: nodes_field
+                // Last: the nodes user space may open at once.
+                nodes <- {
+                    let number = disk.lock().as_ref().map_or(0, |d| d.number());
+                    let first = &io.first().ok_or(ENODEV)?.queue;
+                    Nodes::new(Controller::new(pdev.as_ref(), admin, first)?, number)?
+                },
+                // ANCHOR_END: nodes_field
+                // (Last: each field initialised above is a binding of that
+                // name below it, and would hide the `pdev` of probe.)
+                pdev: pdev_data,
+            }))
+            // ANCHOR_END: register
+        })
+    }
+
+    // ANCHOR: unbind
+    fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
+        dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
+        // A device that is gone (surprise removal) reads as all ones: it
+        // will answer nothing, so end what is in flight now rather than
+        // after a timeout.
+        let csts = this.regs.bar(pdev.as_ref()).and_then(|bar| bar.try_read32(CSTS_OFFSET));
+        if csts == Ok(u32::MAX) {
+            this.watchdog.give_up("the device is gone");
+        }
+        // The disk first: `del_gendisk` waits for the requests in flight,
+        // which need the I/O queues (and their interrupts) to end, or the
+        // watchdog to end them.
+        let disk = this.disk.lock().take();
+        if let Some(disk) = disk {
+            let number = disk.number();
+            // Still open (mounted?): the module must stay until it is closed.
+            let open = OpenDisk::of(&disk._tag_set);
+            drop(disk);
+            dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
+            if let Some(open) = open {
+                if let Err(e) = lingering::linger(open, number) {
+                    dev_err!(this.pdev, "cannot wait for rnvme{}n1 to be closed ({:?})\n", number, e);
+                }
+            }
+        }
+        this.watchdog.stop();
+        for q in &this.io {
+            dev_info!(
+                this.pdev,
+                "queue {}: {} completions came by interrupt\n",
+                q.queue.qid(),
+                q.queue.reaped()
+            );
+        }
+        // Stop the controller before `RNvme` is dropped, right after this:
+        // that frees the queue memory, which it must no longer touch. (A
+        // controller given up is disabled already.)
+        if !this.admin.is_dead() {
+            match io_queues::delete(pdev, &this.admin, &this.io) {
+                Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
+                Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
+            }
+        }
+        let disabled = this
+            .regs
+            .bar(pdev.as_ref())
+            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
+        match disabled {
+            Ok(()) => dev_info!(
+                this.pdev,
+                "controller disabled; {} completions came by interrupt\n",
+                this.admin.reaped()
+            ),
+            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
+        }
+        // A file still open on a node keeps the queues: from now on they
+        // refuse every command.
+        for q in this.io.iter() {
+            while q.queue.cancel_next().is_some() {}
+        }
+        while this.admin.cancel_next().is_some() {}
+    }
+    // ANCHOR_END: unbind
+}
+
+// ANCHOR: module
+/// The module: the driver, and the disks that are still open after their
+/// controller has gone. Fields drop in declaration order: the driver is
+/// unregistered (every controller unbound) before the module waits for
+/// those disks to be closed.
+#[pin_data]
+struct RNvmeModule {
+    #[pin]
+    driver: kernel::driver::Registration<pci::Adapter<RNvmeDriver>>,
+    lingering: Lingering,
+}
+
+impl kernel::InPlaceModule for RNvmeModule {
+    fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
+        try_pin_init!(Self {
+            // First: an unbind may need it as soon as the driver exists.
+            lingering: Lingering::new()?,
+            driver <- kernel::driver::Registration::new(<Self as kernel::ModuleMetadata>::NAME, module),
+        })
+    }
+}
+// ANCHOR_END: module
+
+kernel::prelude::module! {
+    type: RNvmeModule,
+    name: "rnvme",
+    authors: ["rust-kernel-workshop"],
+    description: "Stage 10: an NVMe driver for production: removal, timeouts, nvme-cli",
+    license: "GPL",
+    params: {
+        fault: u32 {
+            default: 0,
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes, 3 = a disk 8 blocks larger than the namespace",
+        },
+        repeat: u32 {
+            default: 0,
+            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
+        },
+        io_timeout_ms: u32 {
+            default: 30000,
+            description: "How long a block request may wait for the controller (100..=600000 ms) before it is aborted; the C driver's default is 30 s",
+        },
+        aer_wait_ms: u32 {
+            default: 0,
+            description: "For the tests: send an Asynchronous Event Request and wait this long for it (0: do not)",
+        },
+    },
+}

@@ -1,0 +1,260 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The character devices nvme-cli talks to: `/dev/rnvmeX` for the
+//! controller and `/dev/rngXn1` for its namespace (the C driver's
+//! `/dev/nvmeX` and `/dev/ngXn1`). Both answer the passthrough ioctls: a
+//! command from user space, checked (`passthru::check`), its data copied
+//! through a buffer of the driver's, sent to the admin queue or to I/O
+//! queue 1, and its status and result handed back.
+//!
+//! The 7.3 `GenDisk` has no ioctl operation, so `/dev/rnvmeXn1` itself
+//! answers none: nvme-cli uses the namespace node instead.
+
+use kernel::{
+    bindings,
+    device::{
+        Bound,
+        Device, //
+    },
+    dma::Coherent,
+    fs::File,
+    miscdevice::{
+        MiscDevice,
+        MiscDeviceOptions,
+        MiscDeviceRegistration, //
+    },
+    new_mutex,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        Arc,
+        ArcBorrow,
+        Mutex, //
+    },
+    uaccess::{
+        UserPtr,
+        UserSlice, //
+    },
+};
+
+use crate::{
+    command::{
+        Command,
+        CNS_NAMESPACE, //
+    },
+    identify::{
+        IdNs,
+        IDENTIFY_SIZE, //
+    },
+    passthru::{
+        self,
+        Direction,
+        Refused,
+        Target,
+        NVME_IOCTL_ID, //
+    },
+    prp,
+    queue::Queue,
+    ADMIN_TIMEOUT,
+};
+
+/// The namespace the nodes show.
+const NSID: u32 = 1;
+/// The memory page size the driver uses (CC.MPS).
+const PAGE: u32 = 4096;
+/// The most data one passthrough command may carry.
+const BUFFER_SIZE: usize = 128 * 1024;
+/// The longest timeout user space may ask for.
+const MAX_TIMEOUT_MS: u32 = 60_000;
+
+/// Node names for controllers 0 to 7 (a misc device's name is `'static`).
+const CTRL_NAMES: [&CStr; 8] = [
+    c"rnvme0", c"rnvme1", c"rnvme2", c"rnvme3", c"rnvme4", c"rnvme5", c"rnvme6", c"rnvme7",
+];
+const NS_NAMES: [&CStr; 8] = [
+    c"rng0n1", c"rng1n1", c"rng2n1", c"rng3n1", c"rng4n1", c"rng5n1", c"rng6n1", c"rng7n1",
+];
+
+/// The DMA memory passthrough data goes through: one command at a time.
+struct Buffer {
+    data: Coherent<[u8]>,
+    /// The PRP list that describes all of `data`.
+    list: Coherent<[u64]>,
+}
+
+// ANCHOR: controller
+/// What an open node needs: the queues, the buffer, the block size. Shared
+/// by the nodes and every open file, so it outlives an unbind while a file
+/// is open (then the queues are dead and every ioctl fails).
+#[pin_data]
+pub(crate) struct Controller {
+    dev: ARef<Device>,
+    admin: Arc<Queue>,
+    io: Arc<Queue>,
+    block_size: u32,
+    #[pin]
+    buffer: Mutex<Buffer>,
+}
+// ANCHOR_END: controller
+
+impl Controller {
+    /// The controller behind the nodes: its admin queue and I/O queue 1.
+    pub(crate) fn new(dev: &Device<Bound>, admin: &Arc<Queue>, io: &Arc<Queue>) -> Result<Arc<Controller>> {
+        let block_size = namespace_block_size(dev, admin)?;
+        let buffer = Buffer {
+            data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
+            list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
+        };
+        Arc::pin_init(
+            try_pin_init!(Controller {
+                dev: ARef::from(&**dev),
+                admin: admin.clone(),
+                io: io.clone(),
+                block_size,
+                buffer <- new_mutex!(buffer, "rnvme_passthru"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    // ANCHOR: ioctl
+    /// One ioctl on a node (`ns` for the namespace node).
+    fn ioctl(&self, cmd: u32, arg: usize, ns: bool) -> Result<isize> {
+        if cmd == NVME_IOCTL_ID {
+            // Which namespace this is: only a namespace node knows.
+            return if ns { Ok(NSID as isize) } else { Err(ENOTTY) };
+        }
+        let Some((target, layout)) = passthru::decode(cmd) else {
+            return Err(ENOTTY);
+        };
+        // SAFETY: `capable` only reads the current task's credentials.
+        if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as i32) } {
+            return Err(EACCES);
+        }
+        let mut raw = [0u8; 80];
+        let raw = raw.get_mut(..layout.size()).ok_or(EINVAL)?;
+        UserSlice::new(UserPtr::from_addr(arg), raw.len()).reader().read_slice(raw)?;
+        let c = passthru::parse(raw).ok_or(EINVAL)?;
+        // The controller has one namespace, and an I/O command for another
+        // is a mistake (the C driver says the same).
+        if target == Target::Io && c.nsid != NSID {
+            return Err(EINVAL);
+        }
+        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(|r| match r {
+            Refused::Invalid => EINVAL,
+            Refused::DriverOwned => EPERM,
+        })?;
+        let (status, result) = self.run(&c, target, direction)?;
+        // The result goes back into the caller's structure.
+        let (at, size) = layout.result_field();
+        let bytes = u64::from(result).to_ne_bytes();
+        UserSlice::new(UserPtr::from_addr(arg.checked_add(at).ok_or(EFAULT)?), size)
+            .writer()
+            .write_slice(bytes.get(..size).ok_or(EINVAL)?)?;
+        // A failed command: its status, positive, as the C driver returns it.
+        Ok(isize::try_from(status)?)
+    }
+    // ANCHOR_END: ioctl
+
+    // ANCHOR: run
+    /// Copies the data in, sends the command, waits, copies the data out;
+    /// returns the completion's status (0: success) and result.
+    fn run(&self, c: &passthru::Passthru, target: Target, direction: Direction) -> Result<(u16, u32)> {
+        // TODO (exercise 2): with the buffer's lock held, copy a Write's
+        // data in from `c.addr` (or, for a Read, check now that the caller's
+        // buffer can be written), describe the whole buffer with
+        // `prp::describe`, build the `Command` from `c`, send it with
+        // `submit_any` to the admin queue or I/O queue 1 (`target`), within
+        // `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
+        // `Delta`), copy a Read's data out, and return the status and the
+        // result.
+        // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=10.
+        let _ = (c, target, direction, MAX_TIMEOUT_MS);
+        Err(ENOSYS)
+    }
+    // ANCHOR_END: run
+}
+
+/// The logical block size of namespace 1 (Identify Namespace).
+fn namespace_block_size(dev: &Device<Bound>, admin: &Queue) -> Result<u32> {
+    let page = Coherent::<u8>::zeroed_slice(dev, IDENTIFY_SIZE, GFP_KERNEL)?;
+    let cmd = Command::identify(CNS_NAMESPACE, NSID, page.dma_address());
+    if let Err(e) = admin.submit(dev, &cmd, ADMIN_TIMEOUT) {
+        // A command that timed out may still write the page: stop the
+        // controller before the page is freed.
+        let _ = admin.disable_controller();
+        return Err(e);
+    }
+    // SAFETY: The controller wrote the page before its completion came, and
+    // no other command refers to it.
+    IdNs::parse(unsafe { page.as_ref() }).and_then(|ns| ns.block_size()).ok_or(EIO)
+}
+
+// ANCHOR: nodes
+/// The two nodes of a controller, registered as misc devices, and the
+/// controller they lead to. Registered last (`ctrl` is set before them), so
+/// an `open` that comes at once finds everything in place.
+#[pin_data]
+pub(crate) struct Nodes {
+    ctrl: Arc<Controller>,
+    #[pin]
+    ctrl_node: MiscDeviceRegistration<CtrlNode>,
+    #[pin]
+    ns_node: MiscDeviceRegistration<NsNode>,
+}
+
+impl Nodes {
+    /// `/dev/rnvmeN` and `/dev/rngNn1` for controller `number`; there are
+    /// names for 8 controllers.
+    pub(crate) fn new(ctrl: Arc<Controller>, number: u32) -> Result<impl PinInit<Nodes, Error>> {
+        let i = number as usize;
+        let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
+            return Err(ENOSPC);
+        };
+        Ok(try_pin_init!(Nodes {
+            ctrl,
+            ctrl_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ctrl_name }),
+            ns_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ns_name }),
+        }? Error))
+    }
+}
+
+/// The controller node, `/dev/rnvmeN`.
+pub(crate) struct CtrlNode;
+
+/// The namespace node, `/dev/rngNn1`.
+pub(crate) struct NsNode;
+
+#[vtable]
+impl MiscDevice for CtrlNode {
+    type Ptr = Arc<Controller>;
+
+    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Controller>> {
+        // SAFETY: Every `MiscDeviceRegistration<CtrlNode>` is the
+        // `ctrl_node` field of a `Nodes` (only `Nodes::new` makes one), and
+        // a misc device is opened only while it is registered, that is,
+        // while its `Nodes` lives.
+        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ctrl_node) };
+        Ok(nodes.ctrl.clone())
+    }
+
+    fn ioctl(ctrl: ArcBorrow<'_, Controller>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+        ctrl.ioctl(cmd, arg, false)
+    }
+}
+
+#[vtable]
+impl MiscDevice for NsNode {
+    type Ptr = Arc<Controller>;
+
+    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Controller>> {
+        // SAFETY: As for `CtrlNode`, with the `ns_node` field.
+        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ns_node) };
+        Ok(nodes.ctrl.clone())
+    }
+
+    fn ioctl(ctrl: ArcBorrow<'_, Controller>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+        ctrl.ioctl(cmd, arg, true)
+    }
+}
+// ANCHOR_END: nodes

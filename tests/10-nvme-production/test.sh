@@ -1,0 +1,274 @@
+#!/bin/bash
+# Stage 10 test (runs in the VM): rnvme for production. Two controllers:
+#   rkw-d0    QEMU's defaults
+#   rkw-slow  every I/O takes 4 s in QEMU (null-co latency): with
+#             io_timeout_ms=1000 the driver's watchdog must fire
+# Checked: the nvme-cli nodes and their ioctls (ioctls.py: good commands,
+# and malformed ones refused with EFAULT/EINVAL/EACCES/ENOTTY before the
+# controller sees them); nvme-cli's id-ctrl, id-ns, smart-log, get-feature
+# and read/write give the same fields on rnvme as on the C driver, on the
+# same controller in the same VM; removal under fio at QD32 three ways
+# (sysfs unbind, sysfs remove + rescan, QEMU hot-unplug through QMP): fio
+# sees errors and exits, nothing hangs, and binding again gives a disk whose
+# data verifies; rmmod with the disk mounted; a request the controller
+# holds back times out (Abort, then the controller is given up, the request
+# fails with an error, and later ones fail at once); no splat, no leak.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nvme-lib.sh"
+. "$(dirname "$0")/../qmp.sh"
+
+TREE=${1:-solutions}
+HERE=$(dirname "$0")
+CPUS=$(nproc) NSZE=131072
+MNT=/tmp/rkw10
+DRV=/sys/bus/pci/drivers/$MODULE
+
+# disk_of BDF: the disk rnvme made for BDF since the mark, once its node
+# exists (devtmpfs creates it shortly after, in a thread of its own).
+disk_of() {
+	local d i
+	for ((i = 0; i < 100; i++)); do
+		d=$(dmesg_since_mark | sed -nE "s/^rnvme $1: disk (rnvme[0-9]+n1): .*/\1/p" | tail -1)
+		[ -n "$d" ] && [ -b "/dev/$d" ] && break
+		sleep 0.1
+	done
+	echo "$d"
+}
+
+# fio_load DEV SECONDS OUT: random reads and writes at QD32 on every vCPU, in
+# the background, in the second 8 MiB of the disk; its output goes to OUT.
+fio_load() {
+	fio --name=load --filename="$1" --ioengine=libaio --direct=1 --rw=randrw --bs=4k \
+		--iodepth=32 --numjobs="$CPUS" --offset=8M --size=8M --time_based --runtime="$2" \
+		--group_reporting >"$3" 2>&1 &
+	FIO_PID=$!
+}
+
+# fio_ends DESC SECONDS: the background fio exits within SECONDS, with errors.
+fio_ends() {
+	local i rc
+	for ((i = 0; i < $2 * 10; i++)); do
+		kill -0 "$FIO_PID" 2>/dev/null || break
+		sleep 0.1
+	done
+	if kill -0 "$FIO_PID" 2>/dev/null; then
+		fail "$1" "fio still runs $2 s after the removal: requests are stuck" "$(excerpt)"
+		kill -9 "$FIO_PID" 2>/dev/null
+		return 1
+	fi
+	wait "$FIO_PID"
+	rc=$?
+	if [ $rc -ne 0 ] || grep -qiE "error|err=[ ]*[1-9]" "$FIO_OUT"; then
+		pass "$1 (fio exited with $rc: $(grep -oiE '(io_u error|err=[ ]*-?[0-9]+|Input/output error|No such device)[^,]*' "$FIO_OUT" | sort -u | head -2 | tr '\n' ' '))"
+	else
+		fail "$1" "fio exited with 0 and no error: was the disk removed under it?" "$(tail -5 "$FIO_OUT")"
+	fi
+}
+
+# Data that must survive every removal: 4 MiB at 32 MiB, written once with
+# crc32c verification headers, verified after each re-bind.
+KEEP_ARGS=(--name=keep --ioengine=libaio --direct=1 --bs=64k --iodepth=8 --offset=32M --size=4M
+	--rw=write --verify=crc32c --verify_fatal=1)
+keep_write() { fio --filename="$1" "${KEEP_ARGS[@]}" --do_verify=0 >/tmp/rkw10-keep.out 2>&1; }
+keep_verify() {
+	local desc=$1 dev=$2 out rc=0
+	out=$(fio --filename="$dev" "${KEEP_ARGS[@]}" --verify_only 2>&1) || rc=$?
+	if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
+		pass "$desc"
+	else
+		fail "$desc" "fio --verify_only exited with $rc:" "$(grep -iE 'verify|err|bad' <<<"$out" | head -8)" "$(excerpt 10)"
+	fi
+}
+
+# wait_gone BDF SECONDS: the PCI device has left the guest.
+wait_gone() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ -e "/sys/bus/pci/devices/$1" ] || return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+# bound_within BDF SECONDS: rnvme is bound to BDF within SECONDS.
+bound_within() {
+	local i
+	for ((i = 0; i < $2 * 10; i++)); do
+		[ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = "$MODULE" ] && return 0
+		sleep 0.1
+	done
+	return 1
+}
+
+D0=$(qmp_pci_bdf rkw-d0) SLOW=$(qmp_pci_bdf rkw-slow)
+if [ -z "$D0" ] || [ -z "$SLOW" ]; then
+	fail "QEMU names both controllers (rkw-d0 and rkw-slow) over QMP" "rkw-d0: ${D0:-none}, rkw-slow: ${SLOW:-none}"
+	finish
+	exit
+fi
+
+# ---- rkw-d0: the nodes, their ioctls, nvme-cli ------------------------------------
+bind_only "$D0"
+mark
+load || { finish; exit; }
+DISK=$(disk_of "$D0")
+DEV=/dev/${DISK:-none}
+N=${DISK#rnvme}
+N=${N%n1}
+CTRL=/dev/rnvme$N NS=/dev/rng${N}n1
+hint "Nodes::new registers /dev/rnvmeX and /dev/rngXn1 after the disk"
+if [ -b "$DEV" ] && [ -c "$CTRL" ] && [ -c "$NS" ]; then
+	pass "rkw-d0: the disk $DEV and the nvme-cli nodes $CTRL and $NS"
+else
+	fail "rkw-d0: the disk $DEV and the nvme-cli nodes $CTRL and $NS" "$(ls -l /dev/rnvme* /dev/rng* 2>&1)" "$(excerpt)"
+fi
+hint "passthru::check: which commands may pass, and what data_len each must have"
+RKW_TRACE_START=$(nvme_trace_lines)
+out=$(python3 "$HERE/ioctls.py" "$CTRL" "$NS" 2>&1)
+rc=$?
+while read -r status what; do
+	case "$status" in
+	ok) pass "ioctl: $what" ;;
+	not-ok) fail "ioctl: $what" ;;
+	esac
+done <<<"$out"
+[ $rc -eq 0 ] || grep -q '^not-ok' <<<"$out" || fail "ioctls.py ran to its end" "exit status $rc:" "$(tail -5 <<<"$out")"
+python3 "$HERE/nvme_cli.py" record "$CTRL" "$NS" /tmp/rkw10-rnvme.json >/tmp/rkw10-rnvme.log 2>&1 ||
+	fail "nvme-cli works on $CTRL and $NS" "$(tail -5 /tmp/rkw10-rnvme.log)"
+
+# ---- removal under load ------------------------------------------------------------
+hint "unbind: delete the disk first (del_gendisk waits for the requests in flight), then the queues"
+keep_write "$DEV" || fail "write the data that must survive removal" "$(tail -5 /tmp/rkw10-keep.out)"
+
+# 1. sysfs unbind while fio runs.
+FIO_OUT=/tmp/rkw10-fio1.out
+fio_load "$DEV" 60 "$FIO_OUT"
+sleep 3
+mark
+if timeout 60 sh -c "echo $D0 > $DRV/unbind"; then
+	pass "unbind under fio (QD32 x $CPUS jobs) returns"
+else
+	fail "unbind under fio (QD32 x $CPUS jobs) returns" "still in unbind after 60 s" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the unbind" 30
+expect_dmesg "the disk was deleted, then the queues" "disk rnvme[0-9]+n1 deleted"
+mark
+echo "$D0" >"$DRV/bind" 2>/dev/null
+DEV=/dev/$(disk_of "$D0")
+keep_verify "bound again: the data written before the unbind verifies" "$DEV"
+
+# 2. sysfs remove + rescan while fio runs.
+FIO_OUT=/tmp/rkw10-fio2.out
+fio_load "$DEV" 60 "$FIO_OUT"
+sleep 3
+mark
+if timeout 60 sh -c "echo 1 > /sys/bus/pci/devices/$D0/remove"; then
+	pass "PCI remove under fio returns"
+else
+	fail "PCI remove under fio returns" "still in remove after 60 s" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the remove" 30
+mark
+echo 1 >/sys/bus/pci/rescan
+if bound_within "$D0" 30; then
+	pass "rescan: the controller comes back and rnvme binds it"
+	DEV=/dev/$(disk_of "$D0")
+	keep_verify "after remove + rescan: the data verifies" "$DEV"
+else
+	fail "rescan: the controller comes back and rnvme binds it" "$(ls /sys/bus/pci/devices)" "$(excerpt)"
+fi
+
+# 3. QEMU hot-unplug (device_del from the host, through QMP) while fio runs.
+FIO_OUT=/tmp/rkw10-fio3.out
+fio_load "$DEV" 90 "$FIO_OUT"
+sleep 3
+mark
+if qmp_device_del rkw-d0 >/tmp/rkw10-qmp.out 2>&1 && wait_gone "$D0" 60; then
+	pass "QEMU hot-unplug (device_del) under fio completes"
+else
+	fail "QEMU hot-unplug (device_del) under fio completes" "$(tail -5 /tmp/rkw10-qmp.out)" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the hot-unplug" 30
+mark
+if qmp_device_add rkw-d0 >/tmp/rkw10-qmp.out 2>&1 && D0=$(qmp_pci_bdf rkw-d0) && [ -n "$D0" ] && bound_within "$D0" 60; then
+	pass "re-plugged (device_add): rnvme binds the controller"
+	DEV=/dev/$(disk_of "$D0")
+	keep_verify "after the re-plug: the data verifies" "$DEV"
+else
+	fail "re-plugged (device_add): rnvme binds the controller" "$(tail -5 /tmp/rkw10-qmp.out)" "$(excerpt)"
+fi
+
+# ---- rmmod with the disk mounted ---------------------------------------------------
+hint "the 7.3 gendisk has no owner: the module must not go while its disk is open (lingering.rs)"
+mkdir -p "$MNT"
+if mkfs.ext4 -q -F -E nodiscard "$DEV" && mount -t ext4 "$DEV" "$MNT" && echo kept >"$MNT/file" && sync; then
+	mark
+	rmmod "$MODULE" 2>/tmp/rkw10-rmmod.out &
+	RMMOD_PID=$!
+	sleep 3
+	if kill -0 $RMMOD_PID 2>/dev/null; then
+		pass "rmmod with the disk mounted waits (the module stays while the disk is open)"
+	else
+		fail "rmmod with the disk mounted waits (the module stays while the disk is open)" "rmmod returned: $(cat /tmp/rkw10-rmmod.out)" "$(excerpt)"
+	fi
+	expect_dmesg "rnvme says why" "rnvme[0-9]+n1 is still open \(mounted\?\): deleted, its I/O fails; rmmod waits until it is closed"
+	check_fails "the mounted file system sees I/O errors" sh -c "echo more >$MNT/file2 && sync -f $MNT/file2"
+	check "umount" umount "$MNT"
+	for ((i = 0; i < 100; i++)); do
+		kill -0 $RMMOD_PID 2>/dev/null || break
+		sleep 0.1
+	done
+	if ! kill -0 $RMMOD_PID 2>/dev/null && ! loaded; then
+		pass "after the umount, rmmod finishes"
+	else
+		fail "after the umount, rmmod finishes" "$(excerpt)"
+	fi
+else
+	fail "mkfs.ext4 + mount on $DEV" "$(excerpt)"
+	umount "$MNT" 2>/dev/null
+	unload
+fi
+
+# ---- the C driver on the same controller: nvme-cli compared -----------------------
+if [ -s /tmp/rkw10-rnvme.json ] && modprobe nvme 2>/dev/null; then
+	for ((i = 0; i < 100; i++)); do
+		c=$(ls /sys/bus/pci/devices/"$D0"/nvme 2>/dev/null | head -1)
+		[ -n "$c" ] && [ -c "/dev/$c" ] && [ -c "/dev/ng${c#nvme}n1" ] && break
+		sleep 0.1
+	done
+	if [ -n "$c" ] && python3 "$HERE/nvme_cli.py" record "/dev/$c" "/dev/ng${c#nvme}n1" /tmp/rkw10-c.json >/tmp/rkw10-c.log 2>&1; then
+		while read -r status what; do
+			case "$status" in
+			ok) pass "nvme-cli, rnvme vs C: $what" ;;
+			not-ok) fail "nvme-cli, rnvme vs C: $what" ;;
+			esac
+		done < <(python3 "$HERE/nvme_cli.py" compare /tmp/rkw10-rnvme.json /tmp/rkw10-c.json 2>&1)
+	else
+		fail "nvme-cli on the C driver (the reference)" "$(tail -5 /tmp/rkw10-c.log 2>&1)"
+	fi
+	rmmod nvme nvme_core 2>/dev/null
+else
+	fail "nvme-cli, rnvme vs C (not run: nvme-cli on rnvme failed, or no C driver)"
+fi
+
+# ---- a request the controller holds back -------------------------------------------
+bind_only "$SLOW"
+mark
+load io_timeout_ms=1000 || { finish; exit; }
+hint "the watchdog: a request older than io_timeout_ms is aborted; QEMU does not abort, so the controller is given up and every request ends with an error"
+wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 30
+wait_dmesg "the controller does not abort it: it is given up, its requests end with an error" \
+	"^rnvme $SLOW: controller given up \(the controller did not abort a timed-out command\): disabled, [0-9]+ request\(s\) ended with an error" 30
+SDEV=/dev/$(disk_of "$SLOW")
+t0=$SECONDS
+check_fails "a read of the given-up disk fails" dd if="$SDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
+if [ $((SECONDS - t0)) -le 3 ]; then
+	pass "at once ($((SECONDS - t0)) s; the controller would take 4)"
+else
+	fail "at once" "it took $((SECONDS - t0)) s"
+fi
+check "unbind the given-up controller" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
+unload
+
+bind_only
+finish
