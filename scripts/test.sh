@@ -174,7 +174,7 @@ run_vms() {
 	for r in "${own[@]}"; do
 		local append=""
 		wants_kmemleak "$r" && append="kmemleak=on"
-		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) run_boots "$append" "$r"
+		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "$r"
 	done
 }
 

@@ -9,7 +9,23 @@
 # Environment: RKW_ACCEL=kvm|tcg (default: what `make setup` measured),
 #   RKW_VM_TIMEOUT=seconds (default 600; a hung guest is killed),
 #   RKW_VM_LOG=file (QEMU's NVMe error traces go to FILE.nvme-trace),
-#   RKW_VM_KEEP_IMAGES=dir (keep the NVMe images, as dir/SERIAL.img).
+#   RKW_VM_KEEP_IMAGES=dir (keep the NVMe images, as dir/SERIAL.img),
+#   RKW_VM_QMP=yes (as a stage.env's QMP=yes, for --devices and manual runs).
+#
+# Devices (--devices, or the stage.env's DEVICES=, separated by spaces):
+#   nvme             QEMU's NVMe controller, serial rkw000N, with a 64 MiB
+#                    namespace (an image in /dev/shm holding a pattern)
+#   nvme:OPT,OPT     the same with QEMU options for `-device nvme`, e.g.
+#                    nvme:serial=rkw-q1,max_ioqpairs=1
+#   nvme:...,latency_ms=N  a slow controller: its namespace is QEMU's null-co
+#                    driver (reads give zeroes, writes are dropped, no image),
+#                    and every I/O takes N ms (for timeout tests)
+# QMP=yes in stage.env: the guest may drive QEMU's monitor (tests/qmp.sh;
+# scripts/qmp-agent.py relays). Then every NVMe controller has the QEMU id
+# of its serial, sits alone behind a PCIe root port of a q35 machine, and
+# can be unplugged (device_del) and plugged back (device_add): its disk is
+# a -blockdev node, which survives the unplug, so data written before it
+# is there after.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -48,6 +64,14 @@ CPUS=${RKW_VM_CPUS:-}
 [ -n "$CPUS" ] || [ -z "$STAGE" ] || [ ! -f "$REPO/tests/$STAGE/stage.env" ] || CPUS=$(stage_env "$STAGE" CPUS)
 VNG=(vng --run "$KDIR" --user root --force-9p --cpus "${CPUS:-2}" --memory "${RKW_VM_MEMORY:-2G}" --append "$APPEND")
 [ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
+# QMP: RKW_VM_QMP, else the stage's QMP (stage.env).
+QMP=${RKW_VM_QMP:-}
+[ -n "$QMP" ] || [ -z "$STAGE" ] || [ ! -f "$REPO/tests/$STAGE/stage.env" ] || QMP=$(stage_env "$STAGE" QMP)
+case "$QMP" in
+yes | 1) QMP=yes ;;
+"" | no | 0) QMP="" ;;
+*) die "QMP must be yes or no, not '$QMP'" ;;
+esac
 
 # ---- the stage's devices ---------------------------------------------------
 DEVICES=$DEVICES_OVERRIDE
@@ -68,7 +92,30 @@ keep_or_remove_images() {
 		fi
 	done
 }
-trap keep_or_remove_images EXIT
+# QMP: the directory of the monitor's socket and of the one shared with the
+# guest, and the agent between them.
+QMP_RUN="" AGENT=""
+cleanup() {
+	keep_or_remove_images
+	if [ -n "$AGENT" ]; then
+		kill "$AGENT" 2>/dev/null || true
+		wait "$AGENT" 2>/dev/null || true
+	fi
+	[ -z "$QMP_RUN" ] || rm -rf "$QMP_RUN"
+}
+trap cleanup EXIT
+if [ -n "$QMP" ]; then
+	# Under /tmp, not build/: the guest's uncached mount of build/ (for the
+	# trace, below) would hide a mount under it. A unix socket's path must
+	# stay short (108 bytes).
+	QMP_RUN=$(mktemp -d /tmp/rkw-qmp-XXXXXX)
+	mkdir "$QMP_RUN/guest"
+	# Hot-plug needs a slot for it: vng gives a q35 machine under TCG, but
+	# QEMU's default (i440fx) under KVM; ask for q35 always, so both have
+	# the same PCIe root ports (an extra -machine merges with vng's).
+	QEMU_OPTS+=("-machine q35 -qmp unix:$QMP_RUN/qmp.sock,server=on,wait=off")
+	VNG+=("--rwdir=$QMP_RUN/guest")
+fi
 NVME=0
 for dev in $DEVICES; do
 	case "$dev" in
@@ -80,15 +127,47 @@ for dev in $DEVICES; do
 		*[:,]serial=*) opts=${dev#nvme:} ;;
 		nvme:*) opts+=",${dev#nvme:}" ;;
 		esac
-		img=$(mktemp /dev/shm/rkw-nvme-XXXXXX.img)
-		IMAGES+=("$img")
-		SERIALS+=("$(sed -n 's/.*serial=\([^,]*\).*/\1/p' <<<"$opts")")
-		truncate -s 64M "$img"
-		# A pattern the tests can read back: 512-byte block b of the first
-		# MiB holds "rkw-lba-%08d" (b) 32 times.
-		python3 -c 'import sys
+		serial=$(sed -n 's/.*serial=\([^,]*\).*/\1/p' <<<"$opts")
+		# latency_ms=N is ours, not QEMU's: take it out of the options.
+		latency=""
+		if [[ ",$opts," == *,latency_ms=* ]]; then
+			IFS=, read -ra parts <<<"$opts"
+			opts=""
+			for p in "${parts[@]}"; do
+				case "$p" in
+				latency_ms=*) latency=${p#latency_ms=} ;;
+				*) opts+="${opts:+,}$p" ;;
+				esac
+			done
+			[[ "$latency" =~ ^[0-9]+$ ]] || die "$dev: latency_ms must be a number of milliseconds"
+		fi
+		# The serial names the -blockdev node (rkw-img-SERIAL) and, with
+		# QMP, the device: QEMU wants a letter, then letters, digits, '-',
+		# '.', '_' (31 bytes at most for a node name).
+		node="rkw-img-$serial"
+		[ -z "$QMP$latency" ] || [[ "$serial" =~ ^[A-Za-z][A-Za-z0-9._-]{0,22}$ ]] ||
+			die "$dev: serial '$serial' cannot name a QEMU device (a letter, then letters, digits, - . _; 23 at most)"
+		if [ -n "$latency" ]; then
+			# Slow: every request waits in QEMU's null-co driver, which
+			# reads zeroes and drops writes, so there is no image and no
+			# pattern.
+			backend="-blockdev driver=null-co,node-name=$node,size=67108864,latency-ns=$((latency * 1000000)),read-zeroes=on"
+		else
+			img=$(mktemp /dev/shm/rkw-nvme-XXXXXX.img)
+			IMAGES+=("$img")
+			SERIALS+=("$serial")
+			truncate -s 64M "$img"
+			# A pattern the tests can read back: 512-byte block b of the first
+			# MiB holds "rkw-lba-%08d" (b) 32 times.
+			python3 -c 'import sys
 with open(sys.argv[1], "r+b") as f:
     f.write(b"".join(b"rkw-lba-%08d" % b * 32 for b in range(2048)))' "$img"
+			# With QMP, a -blockdev node: it belongs to no device, so a
+			# controller unplugged and plugged back finds its disk as it
+			# was. (QEMU 7.2's nvme leaves a -drive in place too, but
+			# other device models delete theirs with the device.)
+			backend="-blockdev driver=raw,node-name=$node,file.driver=file,file.filename=$img"
+		fi
 		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"
 		mkdir -p "$(dirname "$trace")"
 		if [ $NVME -eq 0 ]; then
@@ -100,7 +179,24 @@ with open(sys.argv[1], "r+b") as f:
 				"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace")
 			VNG+=("--rodir=$(dirname "$trace")")
 		fi
-		QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw -device nvme,drive=nvm$NVME,$opts")
+		if [ -n "$QMP" ]; then
+			# Alone behind a PCIe root port: a slot the guest's hot-plug
+			# driver watches (a device on q35's root bus cannot be
+			# unplugged). No I/O window: NVMe needs none, and each port's
+			# default 4 KiB of the 64 KiB I/O space would soon run out.
+			port="rkw-port$NVME"
+			QEMU_OPTS+=("-device pcie-root-port,id=$port,bus=pcie.0,chassis=$((NVME + 1)),io-reserve=0"
+				"$backend -device nvme,id=$serial,drive=$node,bus=$port,$opts")
+			# device_add's arguments to plug it back (qmp_device_add ID).
+			json="{\"driver\":\"nvme\",\"id\":\"$serial\",\"drive\":\"$node\",\"bus\":\"$port\""
+			IFS=, read -ra parts <<<"$opts"
+			for p in "${parts[@]}"; do json+=",\"${p%%=*}\":\"${p#*=}\""; done
+			echo "$json}" >"$QMP_RUN/guest/device.$serial"
+		elif [ -n "$latency" ]; then
+			QEMU_OPTS+=("$backend -device nvme,drive=$node,$opts")
+		else
+			QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw -device nvme,drive=nvm$NVME,$opts")
+		fi
 		NVME=$((NVME + 1))
 		;;
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
@@ -110,6 +206,8 @@ for o in "${QEMU_OPTS[@]}"; do VNG+=("--qemu-opts=$o"); done
 
 # Tell the guest where QEMU's NVMe trace is, so tests can check it live.
 [ -z "${trace:-}" ] || CMD="export RKW_NVME_TRACE=$trace; $CMD"
+# And where to ask for QMP commands (tests/qmp.sh).
+[ -z "$QMP" ] || CMD="export RKW_QMP_DIR=$QMP_RUN/guest; $CMD"
 CMD="export RKW_FLAVOUR=$FLAVOUR; $CMD"
 case "$MODE" in
 exec) VNG+=(--exec "$CMD") ;;
@@ -119,10 +217,24 @@ esac
 [ "$ACCEL" = kvm ] || note "VM under TCG (software emulation): a boot takes 10-50 s" >&2
 cd "$REPO"
 export PATH="$VENV/bin:$PATH"
+if [ -n "$QMP" ]; then
+	# It waits for QEMU's socket, and stops when we do (cleanup) or when
+	# we are gone without cleaning up (killed). Its log: what the guest
+	# asked and what QEMU said.
+	qmplog="${RKW_VM_LOG:-$REPO/build/vm}.qmp-log"
+	mkdir -p "$(dirname "$qmplog")"
+	python3 "$REPO/scripts/qmp-agent.py" "$QMP_RUN/qmp.sock" "$QMP_RUN/guest" 2>"$qmplog" &
+	AGENT=$!
+fi
 if [ "$MODE" = exec ]; then
 	rc=0
 	timeout -k 10 "$TIMEOUT" "${VNG[@]}" </dev/null || rc=$?
 	[ $rc -ne 124 ] && [ $rc -ne 137 ] || echo "RKW:vm-timeout the VM did not finish within $TIMEOUT s and was killed"
+	exit $rc
+elif [ -n "$QMP" ]; then
+	# Not exec: the agent must be stopped and the directory removed after.
+	rc=0
+	"${VNG[@]}" || rc=$?
 	exit $rc
 else
 	exec "${VNG[@]}"

@@ -150,6 +150,8 @@ struct RNvme<'b> {
     /// Watches the requests in flight: stopped by `unbind` after the disk
     /// is gone.
     watchdog: Watchdog,
+    /// What the nodes' open files use: the queues and a buffer.
+    ctrl: Arc<Controller>,
     /// The disk: deleted by `unbind` (which waits for its requests) before
     /// the I/O queues are.
     #[pin]
@@ -294,6 +296,10 @@ impl pci::Driver for RNvmeDriver {
                     io_queues::register(vectors, io)?
                 },
                 // ANCHOR_END: io_fields
+                // What the nvme-cli nodes will need (it asks Identify
+                // Namespace for the block size: before the disk, whose
+                // first request may time out and stop the controller).
+                ctrl: Controller::new(pdev.as_ref(), admin, &io.first().ok_or(ENODEV)?.queue)?,
                 // ANCHOR: watchdog_field
                 // The watchdog, before the disk: the block layer reads the
                 // partition table as soon as the disk exists, and a
@@ -326,8 +332,7 @@ impl pci::Driver for RNvmeDriver {
                 // Last: the nodes user space may open at once.
                 nodes <- {
                     let number = disk.lock().as_ref().map_or(0, |d| d.number());
-                    let first = &io.first().ok_or(ENODEV)?.queue;
-                    Nodes::new(Controller::new(pdev.as_ref(), admin, first)?, number)?
+                    Nodes::new(ctrl.clone(), number)?
                 },
                 // ANCHOR_END: nodes_field
                 // (Last: each field initialised above is a binding of that

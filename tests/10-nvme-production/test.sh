@@ -90,6 +90,9 @@ wait_gone() {
 	return 1
 }
 
+# bound_to BDF: rnvme is bound to BDF.
+bound_to() { [ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = "$MODULE" ]; }
+
 # bound_within BDF SECONDS: rnvme is bound to BDF within SECONDS.
 bound_within() {
 	local i
@@ -135,6 +138,10 @@ done <<<"$out"
 [ $rc -eq 0 ] || grep -q '^not-ok' <<<"$out" || fail "ioctls.py ran to its end" "exit status $rc:" "$(tail -5 <<<"$out")"
 python3 "$HERE/nvme_cli.py" record "$CTRL" "$NS" /tmp/rkw10-rnvme.json >/tmp/rkw10-rnvme.log 2>&1 ||
 	fail "nvme-cli works on $CTRL and $NS" "$(tail -5 /tmp/rkw10-rnvme.log)"
+# The ioctls above make QEMU's model log the errors they provoke on
+# purpose (a read past the end, unknown opcodes): the trace check at the
+# end looks at what comes after them.
+RKW_TRACE_START=$(nvme_trace_lines)
 
 # ---- removal under load ------------------------------------------------------------
 hint "unbind: delete the disk first (del_gendisk waits for the requests in flight), then the queues"
@@ -256,16 +263,21 @@ bind_only "$SLOW"
 mark
 load io_timeout_ms=1000 || { finish; exit; }
 hint "the watchdog: a request older than io_timeout_ms is aborted; QEMU does not abort, so the controller is given up and every request ends with an error"
-wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 30
+wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 20
 wait_dmesg "the controller does not abort it: it is given up, its requests end with an error" \
-	"^rnvme $SLOW: controller given up \(the controller did not abort a timed-out command\): disabled, [0-9]+ request\(s\) ended with an error" 30
+	"^rnvme $SLOW: controller given up \(the controller did not abort a timed-out command\): disabled, [0-9]+ request\(s\) ended with an error" 20
 SDEV=/dev/$(disk_of "$SLOW")
-t0=$SECONDS
-check_fails "a read of the given-up disk fails" dd if="$SDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
-if [ $((SECONDS - t0)) -le 3 ]; then
-	pass "at once ($((SECONDS - t0)) s; the controller would take 4)"
+if bound_to "$SLOW" && [ -b "$SDEV" ]; then
+	pass "the controller stays bound and its disk $SDEV stays"
+	t0=$SECONDS
+	check_fails "a read of the given-up disk fails" dd if="$SDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
+	if [ $((SECONDS - t0)) -le 3 ]; then
+		pass "at once ($((SECONDS - t0)) s; the controller would take 4)"
+	else
+		fail "at once" "it took $((SECONDS - t0)) s"
+	fi
 else
-	fail "at once" "it took $((SECONDS - t0)) s"
+	fail "the controller stays bound and its disk $SDEV stays" "$(excerpt)"
 fi
 check "unbind the given-up controller" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
 unload
