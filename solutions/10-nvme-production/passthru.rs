@@ -283,8 +283,12 @@ pub(crate) fn check(
         _ => return Err(Refused::Invalid),
     };
     // Get and Set Features carry data only for some features: without
-    // data they are commands without data.
-    let optional = target == Target::Admin && matches!(c.opcode, ADMIN_GET_FEATURES | ADMIN_SET_FEATURES);
+    // data they are commands without data. (A feature that does transfer,
+    // at most a 4 KiB page, still lands in the buffer the driver describes,
+    // which must hold that page.)
+    let optional = target == Target::Admin
+        && matches!(c.opcode, ADMIN_GET_FEATURES | ADMIN_SET_FEATURES)
+        && max_len >= 4096;
     if direction == Direction::None || (optional && c.data_len == 0) {
         return if c.data_len == 0 {
             Ok(Direction::None)

@@ -39,9 +39,14 @@ fn main() {
     let nvme_prp = included(&blk_root, "prp");
     let nvme_io_command = included(&blk_root, "io_command");
     let blk_command = included(&blk_root, "command");
+    // Stage 10's `passthru.rs`, likewise the file its module root includes.
+    let production_root = stage_file("10-nvme-production/rnvme.rs");
+    println!("cargo:rerun-if-changed={production_root}");
+    let nvme_passthru = included(&production_root, "passthru");
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
     let (prp_rel, io_command_rel) = (rel(&nvme_prp), rel(&nvme_io_command));
+    let passthru_rel = rel(&nvme_passthru);
     // `io_command.rs` names `crate::command` and `crate::prp`: stage 06's
     // `nvme_command` when stage 09 includes that very file, else its own.
     let command = if blk_command == nvme_command {
@@ -100,6 +105,13 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_io_command:?}]\n\
          pub mod nvme_io_command;\n\
+         /// Stage 10: the passthrough ioctls' layouts, numbers and checks,\n\
+         /// `{passthru_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_passthru:?}]\n\
+         pub mod nvme_passthru;\n\
+         /// The file `nvme_passthru` is (for the lints on it).\n\
+         pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
          /// Stage 12: a task's atomic state machine, `{tree}/12-executor/task_state.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\

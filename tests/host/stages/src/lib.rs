@@ -1,8 +1,9 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
 //! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding, stage
 //! 06's commands, rings and Identify data, and stage 09's PRP lists and I/O
-//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 12's
-//! task state machine (`exec_*`), and stage 14's 9P codec (`p9_*`).
+//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 10's
+//! passthrough ioctls (`nvme_passthru_*`), stage 12's task state machine
+//! (`exec_*`), and stage 14's 9P codec (`p9_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -17,6 +18,9 @@
 //! `crate::command`: `nvme_command` when stage 09 includes that very file
 //! (`solutions/`), else a module of the file it does include (the skeleton
 //! includes `solutions/06-admin-queue/command.rs`).
+//!
+//! Stage 10's `nvme_passthru` is, likewise, the `passthru.rs` its `rnvme.rs`
+//! includes.
 
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 
@@ -32,6 +36,8 @@ mod nvme_admin_vectors;
 mod nvme_identify_vectors;
 #[cfg(test)]
 mod nvme_io_command_tests;
+#[cfg(test)]
+mod nvme_passthru_tests;
 #[cfg(test)]
 mod nvme_proptest;
 #[cfg(test)]

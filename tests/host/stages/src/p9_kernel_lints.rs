@@ -11,7 +11,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 /// The kernel's `rust_common_flags` that apply here (7.3's Makefile).
-const RUSTC_FLAGS: &[&str] = &[
+pub(crate) const RUSTC_FLAGS: &[&str] = &[
     "--edition=2021",
     "--crate-type=lib",
     "-Cpanic=abort",
@@ -22,7 +22,7 @@ const RUSTC_FLAGS: &[&str] = &[
     "-Wunreachable_pub",
 ];
 
-const CLIPPY_FLAGS: &[&str] = &[
+pub(crate) const CLIPPY_FLAGS: &[&str] = &[
     "-Wclippy::all",
     "-Wclippy::as_ptr_cast_mut",
     "-Wclippy::as_underscore",
@@ -65,7 +65,7 @@ fn wrapper(name: &str) -> (PathBuf, PathBuf) {
     (dir, lib)
 }
 
-fn run(tool: &str, args: &[&str], lib: &Path, out: &Path) {
+pub(crate) fn run(tool: &str, args: &[&str], lib: &Path, out: &Path) {
     let result = Command::new(tool)
         .args(args)
         .arg(lib)
