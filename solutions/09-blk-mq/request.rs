@@ -82,6 +82,28 @@ pub(crate) fn hw_queue<T: Operations>(rq: &Request<T>) -> usize {
 /// they may be user pages that user space can touch meanwhile (`O_DIRECT`),
 /// so they are handed over as raw pointers, never as Rust references.
 fn for_each_piece<T: Operations>(rq: &Request<T>, mut f: impl FnMut(*mut u8, usize) -> Result) -> Result {
+    for_each_page(rq, |page, in_page, len| {
+        // SAFETY: `page` is a page of the request's data (`for_each_page`);
+        // `kmap_local_page` maps it until the `kunmap_local` below, on this
+        // CPU.
+        let base = unsafe { bindings::kmap_local_page(page) };
+        // SAFETY: `base` maps a whole page; `in_page + len` is inside it.
+        let result = f(unsafe { base.cast::<u8>().add(in_page) }, len);
+        // SAFETY: `base` came from `kmap_local_page` just above, and the
+        // mappings are undone in reverse order (there is only one).
+        unsafe { bindings::kunmap_local(base) };
+        result
+    })
+}
+
+/// Calls `f` with each piece of the request's data in turn: its page, the
+/// offset in that page and a length, at most to the end of the page, in
+/// order. (Stage 10 maps these pages for the controller instead of copying
+/// them.)
+pub(crate) fn for_each_page<T: Operations>(
+    rq: &Request<T>,
+    mut f: impl FnMut(*mut bindings::page, usize, usize) -> Result,
+) -> Result {
     let page_size = bindings::PAGE_SIZE;
     // SAFETY: As in `op`; the bios are the request's until it ends.
     let mut bio = unsafe { (*raw(rq)).bio };
@@ -94,22 +116,16 @@ fn for_each_piece<T: Operations>(rq: &Request<T>, mut f: impl FnMut(*mut u8, usi
             // SAFETY: While `bi_size` is left, `bi_idx` is inside the vector.
             let bv = unsafe { *vecs.add(iter.bi_idx as usize) };
             let offset = (bv.bv_offset + iter.bi_offset) as usize;
-            // A vector entry may span several physically contiguous pages;
-            // map one at a time.
+            // A vector entry may span several physically contiguous pages:
+            // one at a time.
             let in_page = offset % page_size;
             let len = (bv.bv_len - iter.bi_offset)
                 .min(iter.bi_size)
                 .min((page_size - in_page) as u32);
             // SAFETY: The entry's pages are contiguous, so their `struct
-            // page`s are too (one `mem_map`); `kmap_local_page` maps the one
-            // holding `offset` until the `kunmap_local` below, on this CPU.
-            let base = unsafe { bindings::kmap_local_page(bv.bv_page.add(offset / page_size)) };
-            // SAFETY: `base` maps a whole page; `in_page + len` is inside it.
-            let result = f(unsafe { base.cast::<u8>().add(in_page) }, len as usize);
-            // SAFETY: `base` came from `kmap_local_page` just above, and the
-            // mappings are undone in reverse order (there is only one).
-            unsafe { bindings::kunmap_local(base) };
-            result?;
+            // page`s are too (one `mem_map`): this is the one that holds
+            // `offset`.
+            f(unsafe { bv.bv_page.add(offset / page_size) }, in_page, len as usize)?;
             iter.bi_size -= len;
             iter.bi_offset += len;
             if iter.bi_offset == bv.bv_len {

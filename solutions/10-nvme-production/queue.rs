@@ -94,6 +94,7 @@ enum Slot {
 }
 // ANCHOR_END: slot
 
+// ANCHOR: rings
 /// What the submitters and the handler share, under the lock.
 struct Rings {
     sq: SqRing,
@@ -136,6 +137,7 @@ impl Rings {
         self.slots.get_mut(usize::from(cid))
     }
 }
+// ANCHOR_END: rings
 
 // ANCHOR: queue
 /// A queue pair. Shared in an `Arc` by the driver data and the interrupt
@@ -229,6 +231,7 @@ impl Queue {
         self.cq_mem.dma_address()
     }
 
+    // ANCHOR: reserve_tags
     /// Keeps identifiers `0..tags` for `issue` (the disk's tags): `submit`
     /// takes the ones above.
     pub(crate) fn reserve_tags(&self, tags: u16) {
@@ -236,6 +239,7 @@ impl Queue {
         rings.first_cid = tags;
         rings.next_cid = 0;
     }
+    // ANCHOR_END: reserve_tags
 
     /// Completions the interrupt handler has reaped so far.
     pub(crate) fn reaped(&self) -> u64 {
@@ -516,6 +520,7 @@ impl Queue {
     }
 }
 
+// ANCHOR: cancelled
 /// The completion the driver makes up for a command it cancels: Status
 /// Code Type 3 (path related), Status Code 0x71, "Command Aborted By Host",
 /// as the C driver does (`NVME_SC_HOST_ABORTED_CMD`).
@@ -529,6 +534,7 @@ const fn cancelled(qid: u16, cid: u16) -> Completion {
         status: Status((3 << 8) | 0x71),
     }
 }
+// ANCHOR_END: cancelled
 
 #[pinned_drop]
 impl PinnedDrop for Queue {

@@ -13,7 +13,7 @@
 //!
 //! Check your work with `make check STEP=10` (the exercises: `check` in
 //! `passthru.rs`, `Controller::run` in `chardev.rs`, `Watched::check` in
-//! `watchdog.rs`).
+//! `watchdog.rs`, `Mapping::map` in `dma_map.rs`).
 
 use kernel::{
     device::Core,
@@ -62,10 +62,8 @@ mod bring_up;
 mod io_queues;
 #[path = "../../solutions/08-io-queues/registers.rs"]
 mod registers;
-// Stage 09's files, unchanged: the disk and its requests, the NVM
-// commands, PRPs, the handler.
-#[path = "../../solutions/09-blk-mq/disk.rs"]
-mod disk;
+// Stage 09's files, unchanged: the requests, the NVM commands, PRPs, the
+// handler.
 #[path = "../../solutions/09-blk-mq/io_command.rs"]
 mod io_command;
 #[path = "../../solutions/09-blk-mq/irq_handler.rs"]
@@ -78,12 +76,15 @@ mod request;
 #[path = "../../solutions/12-executor/queue.rs"]
 mod owned_queue;
 // Stage 09's queue, changed: requests remember when they were issued, and
-// can be cancelled.
+// can be cancelled. Stage 09's disk, changed: zero copy (`dma_map`).
+#[path = "../../solutions/10-nvme-production/disk.rs"]
+mod disk;
 #[path = "../../solutions/10-nvme-production/queue.rs"]
 mod queue;
 // New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
 // deleted while open.
 mod chardev;
+mod dma_map;
 #[path = "../../solutions/10-nvme-production/lingering.rs"]
 mod lingering;
 mod passthru;
@@ -452,6 +453,10 @@ kernel::prelude::module! {
         repeat: u32 {
             default: 0,
             description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
+        },
+        zero_copy: u32 {
+            default: 1,
+            description: "1: the controller reads and writes the requests' own pages where PRPs can describe them; 0: every request through a bounce buffer (as stage 09)",
         },
         io_timeout_ms: u32 {
             default: 30000,
