@@ -60,6 +60,7 @@ check:
 
 test:
 	$(call ensure,debug)
+	$(call ensure,fast)
 	@$(REPO)scripts/test.sh $(STEP)
 
 book:

@@ -1,9 +1,13 @@
 #!/bin/bash
 # make test [STEP=NN]: for every stage, the skeleton differs from the solution
-#   only in its exercises (check-skeletons.py); (a) the solution builds warning-
+#   only in its exercises and no Rust file is a copy of another
+#   (check-skeletons.py); (a) the solution builds warning-
 #   and clippy-free and passes its test, (b) the skeleton builds and FAILS the
 #   same test; then the host tests and the book. One line per check, then
-#   "N passed, N failed"; exit status 1 on any failure.
+#   "N passed, N failed"; exit status 1 on any failure. Solutions run on the
+#   debug kernel (KASAN, lockdep, kmemleak); skeletons, which only have to
+#   fail, on the fast one, in boots of their own (RKW_SKELETON_FLAVOUR=debug
+#   runs them on the debug kernel too).
 # make check STEP=NN (--learner): test the learner's steps/NN, explain failures.
 set -uo pipefail
 . "$(dirname "$0")/common.sh"
@@ -118,6 +122,12 @@ host_stage() {
 # possible: one, unless a test leaves the kernel tainted, in which case a
 # fresh VM takes the stages that remain.
 VM_RUNS=() # "NN-name:tree,tree" for guest-run.sh
+# make test on the debug kernel: the skeletons go to the fast kernel (a
+# failing skeleton proves the test is not vacuous; it needs no KASAN), in
+# VM_RUNS_FAST, built and booted with that flavour.
+SKELETON_FLAVOUR=$FLAVOUR
+[ -n "$LEARNER" ] || [ "$FLAVOUR" != debug ] || SKELETON_FLAVOUR=${RKW_SKELETON_FLAVOUR:-fast}
+VM_RUNS_FAST=()
 build_stage() {
 	local stage=$1 trees=() out
 	if [ -z "$LEARNER" ]; then
@@ -127,9 +137,13 @@ build_stage() {
 		else
 			notok "$stage: solution builds without warnings (rustc + clippy)" "$out"
 		fi
-		if out=$("$REPO/scripts/build-stage.sh" steps "$stage" 2>&1); then
+		if out=$(RKW_FLAVOUR=$SKELETON_FLAVOUR "$REPO/scripts/build-stage.sh" steps "$stage" 2>&1); then
 			ok "$stage: skeleton builds"
-			trees+=(steps)
+			if [ "$SKELETON_FLAVOUR" = "$FLAVOUR" ]; then
+				trees+=(steps)
+			else
+				VM_RUNS_FAST+=("$stage:steps")
+			fi
 		else
 			notok "$stage: skeleton builds" "$out"
 		fi
@@ -148,11 +162,12 @@ build_stage() {
 	)")
 }
 
+# run_vms NN-name:trees...: run these in VMs of the current FLAVOUR; every
+# boot's output goes into $VMLOG.
+VMLOG="$LOGS/vm.log"
 run_vms() {
-	local log="$LOGS/vm.log" r plain=() leak=()
+	local log="$VMLOG" r plain=() leak=()
 	: >"$log" # every boot's output is added to it
-	rm -f "$LOGS"/vm-*.out
-	BOOT=0
 	# Stages that check for leaks (KMEMLEAK=yes in stage.env) get a boot of
 	# their own with kmemleak on: it doubles the debug kernel's boot time and
 	# slows every allocation, so the other stages do without. The fast
@@ -160,7 +175,7 @@ run_vms() {
 	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
 	# controllers) boot alone, with kmemleak if they ask for it.
 	local own=()
-	for r in "${VM_RUNS[@]}"; do
+	for r in "$@"; do
 		if [ "$(stage_env "${r%%:*}" BOOT)" = own ]; then
 			own+=("$r")
 		elif wants_kmemleak "$r"; then
@@ -187,7 +202,7 @@ wants_kmemleak() {
 # run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as
 # possible.
 run_boots() {
-	local append=$1 log="$LOGS/vm.log" devices="" r
+	local append=$1 log="$VMLOG" devices="" r
 	shift
 	local pending=("$@") budget=120 t
 	for r in "${pending[@]}"; do
@@ -206,7 +221,7 @@ run_boots() {
 		# Each boot has a file of its own, added to the log afterwards: vng
 		# re-opens its output by name (truncating it), so a second boot
 		# cannot append to the first one's file.
-		local out="$LOGS/vm-$BOOT.out" keep=""
+		local out="$LOGS/vm-$FLAVOUR-$BOOT.out" keep=""
 		: >"$out"
 		# Stages with host-side checks of their NVMe images after the VM
 		# (tests/NN-name/after-vm.sh) keep the images.
@@ -214,11 +229,11 @@ run_boots() {
 			[ ! -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
 		done
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
-			RKW_VM_LOG="$LOGS/vm-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
+			RKW_VM_LOG="$LOGS/vm-$FLAVOUR-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
-		echo "boot $BOOT${append:+ ($append)}: $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
+		echo "boot $BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
 		local rest=()
@@ -252,9 +267,11 @@ after_vm() {
 	rm -rf "$keep"
 }
 
+# judge_vms LOG NN-name:trees...: the results of these runs in LOG.
 judge_vms() {
-	local log="$LOGS/vm.log" r stage tree trees
-	for r in "${VM_RUNS[@]}"; do
+	local log=$1 r stage tree trees
+	shift
+	for r in "$@"; do
 		stage=${r%%:*}
 		if [ -n "$LEARNER" ]; then
 			learner_report "$stage" "$log"
@@ -309,9 +326,15 @@ for stage in $STAGES; do
 		build_stage "$stage"
 	fi
 done
+rm -f "$LOGS"/vm-*.out
+BOOT=0
 if [ ${#VM_RUNS[@]} -gt 0 ]; then
-	run_vms
-	judge_vms
+	run_vms "${VM_RUNS[@]}"
+	judge_vms "$VMLOG" "${VM_RUNS[@]}"
+fi
+if [ ${#VM_RUNS_FAST[@]} -gt 0 ]; then
+	FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" run_vms "${VM_RUNS_FAST[@]}"
+	judge_vms "$LOGS/vm-$SKELETON_FLAVOUR.log" "${VM_RUNS_FAST[@]}"
 fi
 
 if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
