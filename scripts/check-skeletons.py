@@ -1,6 +1,7 @@
 #!/usr/bin/env python3
 """check-skeletons.py [--root DIR] [STAGE...]: the skeletons in steps/ may
-differ from the solutions in solutions/ only in their exercises.
+differ from the solutions in solutions/ only in their exercises, and no Rust
+file in either tree is a byte copy of another.
 
 For every stage folder in both trees (or the stages named: 01, 1 or
 01-hello), the two folders hold the same files; files other than Rust
@@ -13,14 +14,22 @@ solutions/X/f.rs (a difflib change block) is part of an exercise:
   (c) it only touches `//!` module-doc lines (the skeletons add "Check your
       work with ..." lines), or only lines of `use` declarations (a skeleton
       may drop an import that its exercise will need), or
-  (d) it only adds `#[path = "../../solutions/X/f.rs"]` attributes: the
-      skeleton includes a file of its own stage's solution that has no
-      exercise, instead of a copy of it. Such a file need not exist in
-      steps/X/ at all.
+  (d) it only adds `#[path = "../../solutions/X/f.rs"]` attributes, or
+      turns other `#[path]` attributes into such ones: the skeleton includes
+      a file of its own stage's solution that has no exercise, instead of a
+      copy of it. Such a file need not exist in steps/X/ at all.
 
 Anything else is drift: reported as `steps/X/f:LINE: differs from solutions
 outside an exercise` with the lines around it; exit status 1. Exit status 2
 for a stage that is not in both trees.
+
+No Rust file is a byte copy of another: a stage includes a file it does not
+change from the earliest solution that has it (`#[path]` on its `mod` line),
+in steps/ and solutions/ alike, and a skeleton includes its own solution's
+files that have no exercise. Of the `.rs` files under steps/ and solutions/
+(subfolders too) with the same bytes, the first in stage order (solutions/
+before steps/) is the original; every other one in the stages checked is
+reported as `TREE/X/f:1: a byte copy of solutions/Y/f.rs` (exit status 1).
 """
 
 import argparse
@@ -35,6 +44,7 @@ TODO = re.compile(r"//.*\bTODO\b")
 FN = re.compile(r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s')
 IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
 REUSE = re.compile(r'^\s*#\[path = "\.\./\.\./solutions/([^/"]+)/([^"]+)"\]\s*$')
+PATH = re.compile(r'^\s*#\[path = "[^"]*"\]\s*$')
 USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s")
 # A char literal, as opposed to a lifetime ('a).
 CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'")
@@ -150,7 +160,7 @@ def exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses):
         return "module doc"
     if all(n in sol_uses for n in range(i1, i2)) and all(n in step_uses for n in range(j1, j2)):
         return "imports"
-    if i1 == i2 and all(REUSE.match(line) for line in step[j1:j2]):
+    if j1 < j2 and all(REUSE.match(line) for line in step[j1:j2]) and all(PATH.match(line) for line in sol[i1:i2]):
         return "reuses a solution file"
     return None
 
@@ -252,6 +262,35 @@ def check_stage(root, stage):
     return len(steps_files | sol_files), exercises, reports
 
 
+def copies(root, stages):
+    """[reports] of the `.rs` files in `stages` (of either tree) that are byte
+    copies of an earlier file in steps/ or solutions/."""
+    def order(path):
+        tree, stage = path.split(os.sep)[:2]
+        number = stage.split("-")[0]
+        return (int(number) if number.isdigit() else 0, stage, tree != "solutions", path)
+
+    by_bytes = {}
+    for tree in ("solutions", "steps"):
+        for stage in os.listdir(os.path.join(root, tree)):
+            folder = os.path.join(tree, stage)
+            if not os.path.isdir(os.path.join(root, folder)):
+                continue
+            for f in files(os.path.join(root, folder)):
+                if f.endswith(".rs"):
+                    path = os.path.join(folder, f)
+                    with open(os.path.join(root, path), "rb") as t:
+                        by_bytes.setdefault(t.read(), []).append(path)
+    found = []
+    for same in by_bytes.values():
+        original, *others = sorted(same, key=order)
+        found += [(path, original) for path in others if path.split(os.sep)[1] in stages]
+    return [
+        [f"{path}:1: a byte copy of {original}: include that file with #[path] instead"]
+        for path, original in sorted(found, key=lambda pair: order(pair[0]))
+    ]
+
+
 def stage_names(root, wanted):
     both = sorted(
         set(os.listdir(os.path.join(root, "steps"))) & set(os.listdir(os.path.join(root, "solutions")))
@@ -290,10 +329,18 @@ def main():
         else:
             print(f"{stage}: {nfiles} files, {exercises} differences, all in exercises")
         drift += len(reports)
+    copied = copies(args.root, stages)
+    for report in copied:
+        print("\n".join(report))
+    problems = []
     if drift:
-        print(f"{len(stages)} stages, {drift} difference(s) outside an exercise")
+        problems.append(f"{drift} difference(s) outside an exercise")
+    if copied:
+        problems.append(f"{len(copied)} byte cop{'y' if len(copied) == 1 else 'ies'} of another file")
+    if problems:
+        print(f"{len(stages)} stages, {', '.join(problems)}")
         return 1
-    print(f"{len(stages)} stages, no drift")
+    print(f"{len(stages)} stages, no drift, no copies")
     return 0
 
 

@@ -18,13 +18,19 @@ use kernel::{
     prelude::*, //
 };
 
-mod command;
+// Stage 05's files, unchanged: the controller reset, the registers.
+#[path = "../../solutions/05-nvme-reset/controller.rs"]
 mod controller;
+#[path = "../../solutions/05-nvme-reset/regs.rs"]
+mod regs;
+// Stage 04's CAP decoding, changed: the doorbell offsets.
+mod spec;
+// New in stage 06: the command layouts, Identify parsing, the queue pair
+// and its ring arithmetic.
+mod command;
 mod identify;
 mod queue;
-mod regs;
 mod ring;
-mod spec;
 
 use command::{
     Command,

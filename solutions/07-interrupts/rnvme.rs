@@ -29,16 +29,17 @@ use kernel::{
     time::Delta, //
 };
 
-// Stage 06's files, unchanged: the command layouts, the controller reset,
-// Identify parsing, the registers, the ring arithmetic, CAP.
+// Stage 05's files, unchanged: the controller reset, the registers.
+#[path = "../../solutions/05-nvme-reset/controller.rs"]
+mod controller;
+#[path = "../../solutions/05-nvme-reset/regs.rs"]
+mod regs;
+// Stage 06's files, unchanged: the command layouts, Identify parsing, the
+// ring arithmetic, CAP.
 #[path = "../../solutions/06-admin-queue/command.rs"]
 mod command;
-#[path = "../../solutions/06-admin-queue/controller.rs"]
-mod controller;
 #[path = "../../solutions/06-admin-queue/identify.rs"]
 mod identify;
-#[path = "../../solutions/06-admin-queue/regs.rs"]
-mod regs;
 #[path = "../../solutions/06-admin-queue/ring.rs"]
 mod ring;
 #[path = "../../solutions/06-admin-queue/spec.rs"]

@@ -41,10 +41,14 @@ use kernel::{
 };
 
 use crate::{
-    dma_map::Mapping,
+    dma_map::{
+        Mapping,
+        MAX_PIECES, //
+    },
     command::{
         Command,
         Completion,
+        CNS_CONTROLLER,
         CNS_NAMESPACE, //
     },
     identify::{
@@ -93,6 +97,8 @@ pub(crate) struct Bounce {
     data: Coherent<[u8]>,
     /// The PRP list of the piece of it in flight.
     list: Coherent<[u64]>,
+    /// The SGL of a zero-copy request whose pages PRPs cannot describe.
+    sgl: Coherent<[[u64; 2]]>,
 }
 
 impl Bounce {
@@ -102,6 +108,7 @@ impl Bounce {
             Bounce {
                 data: Coherent::zeroed_slice(pdev.as_ref(), BOUNCE_SIZE, GFP_KERNEL)?,
                 list: Coherent::zeroed_slice(pdev.as_ref(), entries.max(1), GFP_KERNEL)?,
+                sgl: Coherent::zeroed_slice(pdev.as_ref(), MAX_PIECES, GFP_KERNEL)?,
             },
             GFP_KERNEL,
         )?)
@@ -137,6 +144,13 @@ pub(crate) struct InFlight {
     mapping: Option<KBox<Mapping>>,
 }
 // ANCHOR_END: in_flight
+
+impl InFlight {
+    /// Whether its command describes the data with an SGL.
+    pub(crate) fn uses_sgl(&self) -> bool {
+        self.mapping.as_ref().is_some_and(|m| m.is_sgl())
+    }
+}
 
 impl InFlight {
     // ANCHOR: next_command
@@ -194,7 +208,7 @@ impl InFlight {
             Ok(()) => {
                 self.done += self.piece;
                 match self.next_command() {
-                    Ok(Some(cmd)) => match queue.issue(cqe.cid, &cmd, self) {
+                    Ok(Some(cmd)) => match queue.issue(cqe.cid, &cmd, self, true) {
                         Ok(()) => return,
                         Err((e, back)) => {
                             self = back;
@@ -252,16 +266,21 @@ pub(crate) struct Disk {
     dev: DevRef<Device>,
     /// Whether to try zero copy (the `zero_copy` parameter).
     zero_copy: bool,
-    /// Requests that went zero copy, and through a bounce buffer.
+    /// Whether the controller takes SGLs (and the `sgl` parameter allows).
+    sgl: bool,
+    /// Requests that went zero copy (with an SGL), and through a bounce
+    /// buffer.
     mapped: Atomic<u64>,
+    with_sgl: Atomic<u64>,
     bounced: Atomic<u64>,
 }
 
 impl Drop for Disk {
     fn drop(&mut self) {
         pr_info!(
-            "{} requests zero copy, {} through a bounce buffer\n",
+            "{} requests zero copy ({} with an SGL), {} through a bounce buffer\n",
             self.mapped.load(Relaxed),
+            self.with_sgl.load(Relaxed),
             self.bounced.load(Relaxed)
         );
     }
@@ -271,7 +290,7 @@ impl Drop for Disk {
 impl Disk {
     /// Starts `rq` on the I/O queue of its hardware queue: its data into
     /// the tag's bounce buffer (for a Write), its first command submitted.
-    fn queue_rq(&self, rq: ARef<Request<NvmeDisk>>) -> Result {
+    fn queue_rq(&self, rq: ARef<Request<NvmeDisk>>, is_last: bool) -> Result {
         let hw = self.queues.get(request::hw_queue(&rq)).ok_or(EIO)?;
         let tag = request::tag(&rq)?;
         let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.clone();
@@ -291,15 +310,18 @@ impl Disk {
         // Zero copy when one command can carry it all and PRPs can describe
         // its pages.
         let mapping = if self.zero_copy && opcode != OPC_FLUSH && len <= self.max_piece {
-            Mapping::map(&self.dev, &rq, opcode == OPC_WRITE)
+            Mapping::map(&self.dev, &rq, opcode == OPC_WRITE, self.sgl)
         } else {
             None
         };
         if let Some(mapping) = mapping {
-            // SAFETY: The tag's PRP list is this request's: no command of
-            // the tag is in flight.
-            let list = unsafe { bounce.list.as_mut() };
-            let prps = mapping.prps(list, bounce.list.dma_address())?;
+            // SAFETY: The tag's lists are this request's: no command of the
+            // tag is in flight.
+            let (list, sgl) = unsafe { (bounce.list.as_mut(), bounce.sgl.as_mut()) };
+            let prps = mapping.data_pointer(list, bounce.list.dma_address(), sgl, bounce.sgl.dma_address())?;
+            if mapping.is_sgl() {
+                self.with_sgl.fetch_add(1, Relaxed);
+            }
             let blocks = mapping.len() >> self.lba_shift;
             let cmd = read_write(opcode, NSID, lba, blocks, request::is_fua(&rq), prps).ok_or(EINVAL)?;
             let r = InFlight {
@@ -316,7 +338,7 @@ impl Disk {
                 mapping: Some(mapping),
             };
             self.mapped.fetch_add(1, Relaxed);
-            return hw.queue.issue(tag, &cmd, r).map_err(|(e, _request)| e);
+            return hw.queue.issue(tag, &cmd, r, is_last).map_err(|(e, _request)| e);
         }
         // ANCHOR_END: zero_copy
         self.bounced.fetch_add(1, Relaxed);
@@ -342,7 +364,7 @@ impl Disk {
         let cmd = r.next_command()?.ok_or(EIO)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
-        hw.queue.issue(tag, &cmd, r).map_err(|(e, _request)| e)
+        hw.queue.issue(tag, &cmd, r, is_last).map_err(|(e, _request)| e)
     }
 }
 // ANCHOR_END: queue_rq
@@ -355,12 +377,21 @@ pub(crate) struct NvmeDisk;
 impl Operations for NvmeDisk {
     type QueueData = Arc<Disk>;
 
-    fn queue_rq(disk: ArcBorrow<'_, Disk>, rq: ARef<Request<Self>>, _is_last: bool) -> Result {
-        disk.queue_rq(rq)
+    /// `is_last`: no more requests follow at once, so ring the doorbell;
+    /// else leave it to the last one (or `commit_rqs`): one doorbell write
+    /// for a batch, as the C driver does.
+    fn queue_rq(disk: ArcBorrow<'_, Disk>, rq: ARef<Request<Self>>, is_last: bool) -> Result {
+        disk.queue_rq(rq, is_last)
     }
 
-    /// Nothing to commit: `queue_rq` rings the doorbell for every request.
-    fn commit_rqs(_disk: ArcBorrow<'_, Disk>) {}
+    /// blk-mq stopped a batch before its last request (which would have
+    /// rung): ring what is left unrung. (It does not say which hardware
+    /// queue: look at each; one without unrung commands costs a lock.)
+    fn commit_rqs(disk: ArcBorrow<'_, Disk>) {
+        for hw in &disk.queues {
+            hw.queue.commit();
+        }
+    }
 
     /// Not used: requests end in the queue's interrupt handler.
     fn complete(rq: ARef<Request<Self>>) {
@@ -473,7 +504,9 @@ pub(crate) fn create(
             max_piece,
             dev: DevRef::from(pdev.as_ref()),
             zero_copy: crate::module_parameters::zero_copy.value() != 0,
+            sgl: crate::module_parameters::sgl.value() != 0 && supports_sgl(pdev, admin),
             mapped: Atomic::new(0),
+            with_sgl: Atomic::new(0),
             bounced: Atomic::new(0),
         },
         GFP_KERNEL,
@@ -532,6 +565,31 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
     }
 }
 // ANCHOR_END: write_through
+
+// ANCHOR: supports_sgl
+/// Whether the controller takes SGLs for NVM commands: Identify Controller's
+/// SGLS field (bytes 539:536), bits 1:0 not 00.
+fn supports_sgl(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> bool {
+    const SGLS: usize = 536;
+    let Ok(page) = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL) else {
+        return false;
+    };
+    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    if admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT).is_err() {
+        // A command that timed out may still write the page.
+        let _ = admin.disable_controller();
+        return false;
+    }
+    // SAFETY: The controller wrote the page before its completion came, and
+    // no other command refers to it.
+    let page = unsafe { page.as_ref() };
+    let sgls = page.get(SGLS).copied().unwrap_or(0);
+    let supported = sgls & 0b11 != 0;
+    let says = if supported { "takes SGLs" } else { "takes no SGLs" };
+    dev_info!(pdev, "the controller {}\n", says);
+    supported
+}
+// ANCHOR_END: supports_sgl
 
 /// Identify Namespace 1.
 fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {

@@ -6,10 +6,11 @@
 //! request are mapped for DMA, one page piece at a time, and described with
 //! PRPs, which can say "this page from this offset, then these whole
 //! pages": so every piece but the first must start at a page boundary, and
-//! every piece but the last must end at one. Requests whose pieces do not
-//! fit that shape (user buffers of odd alignment, many small segments), or
-//! that are larger than the controller takes in one command, still go
-//! through the bounce buffer.
+//! every piece but the last must end at one. Pieces of any other shape
+//! (user buffers of odd alignment, many small segments) are described with
+//! a Scatter Gather List, which takes any address and length, if the
+//! controller supports SGLs (Identify Controller's SGLS field). Else, or
+//! for a request larger than one command may carry, the bounce buffer.
 
 use kernel::{
     bindings,
@@ -27,9 +28,12 @@ use crate::{
     request,
 };
 
-/// Pieces a mapping holds: a request of at most 128 KiB in whole pages
-/// (and a partial first and last one) has at most 33.
-pub(crate) const MAX_PIECES: usize = 34;
+/// Pieces a mapping holds: a request has at most 128 segments (blk-mq's
+/// default), cut at page boundaries into at most 32 more pieces.
+pub(crate) const MAX_PIECES: usize = 160;
+/// SGL descriptor identifiers (NVMe 1.4, figure 115): type in bits 7:4.
+const SGL_DATA_BLOCK: u64 = 0x0;
+const SGL_LAST_SEGMENT: u64 = 0x3;
 /// What `dma_map_page_attrs` returns on failure (`DMA_MAPPING_ERROR`, all
 /// ones; `dma_mapping_error` is an inline function bindgen cannot call).
 const DMA_MAPPING_ERROR: u64 = u64::MAX;
@@ -51,6 +55,8 @@ pub(crate) struct Mapping {
     dir: bindings::dma_data_direction,
     pieces: [(u64, u32); MAX_PIECES],
     count: usize,
+    /// Whether PRPs can describe the pieces (else: an SGL).
+    prp_shape: bool,
 }
 
 // SAFETY: The DMA API may be called from any thread; the mapping is owned
@@ -59,12 +65,12 @@ unsafe impl Send for Mapping {}
 
 impl Mapping {
     /// Maps the pages of `rq` (`to_device`: a Write) if PRPs can describe
-    /// them; `None` if they cannot (or a mapping fails): then the bounce
-    /// buffer it is.
+    /// them, or, with `sgl`, an SGL; `None` if they cannot (or a mapping
+    /// fails): then the bounce buffer it is.
     ///
     /// The mapping is boxed (`GFP_NOWAIT`: `queue_rq` may not sleep), so a
     /// request in flight stays small; without memory, the bounce buffer.
-    pub(crate) fn map<T: Operations>(dev: &Device, rq: &Request<T>, to_device: bool) -> Option<KBox<Mapping>> {
+    pub(crate) fn map<T: Operations>(dev: &Device, rq: &Request<T>, to_device: bool, sgl: bool) -> Option<KBox<Mapping>> {
         if bindings::PAGE_SIZE != 4096 {
             return None;
         }
@@ -80,6 +86,7 @@ impl Mapping {
             },
             pieces: [(0, 0); MAX_PIECES],
             count: 0,
+            prp_shape: true,
         };
         let mut m = KBox::new(m, GFP_NOWAIT).ok()?;
         let mut last_ended_page = true;
@@ -88,7 +95,10 @@ impl Mapping {
             // the others at a page boundary, and only the last may end
             // before the end of its page.
             let fits = if m.count == 0 { in_page % 4 == 0 } else { in_page == 0 && last_ended_page };
-            if !fits || m.count == MAX_PIECES {
+            m.prp_shape &= fits;
+            // An SGL takes any piece of whole dwords.
+            let sgl_fits = sgl && in_page % 4 == 0 && len % 4 == 0;
+            if !(m.prp_shape || sgl_fits) || m.count == MAX_PIECES {
                 return Err(EINVAL);
             }
             // SAFETY: `page` is a page of the request's data, which stays
@@ -116,10 +126,59 @@ impl Mapping {
         self.pieces[..self.count].iter().map(|&(_, len)| len).sum()
     }
 
+    /// Whether the command must say "SGL" (PSDT 01b) instead of "PRPs".
+    pub(crate) fn is_sgl(&self) -> bool {
+        !self.prp_shape
+    }
+
+    /// The command's data pointer: PRPs (with `prp_list`) if they can
+    /// describe the pieces, else an SGL (with `sgl_list`). Each list is
+    /// the tag's, at the given bus address.
+    pub(crate) fn data_pointer(
+        &self,
+        prp_list: &mut [u64],
+        prp_list_addr: u64,
+        sgl_list: &mut [[u64; 2]],
+        sgl_list_addr: u64,
+    ) -> Result<Prps> {
+        if self.prp_shape {
+            self.prps(prp_list, prp_list_addr)
+        } else {
+            self.sgl(sgl_list, sgl_list_addr)
+        }
+    }
+
+    // ANCHOR: sgl
+    /// An SGL: one Data Block descriptor (address, length) per piece. A
+    /// single one goes into the command itself (its 16 bytes are PRP1 and
+    /// PRP2); more go into `list`, and the command holds a Last Segment
+    /// descriptor that points to it.
+    fn sgl(&self, list: &mut [[u64; 2]], list_addr: u64) -> Result<Prps> {
+        let descriptor = |addr: u64, len: u32, kind: u64| [addr, u64::from(len) | (kind << 60)];
+        let pieces = &self.pieces[..self.count];
+        let [prp1, prp2] = match pieces {
+            [] => return Err(EINVAL),
+            [(addr, len)] => descriptor(*addr, *len, SGL_DATA_BLOCK),
+            _ => {
+                let list = list.get_mut(..pieces.len()).ok_or(EINVAL)?;
+                for (entry, &(addr, len)) in list.iter_mut().zip(pieces) {
+                    *entry = descriptor(addr, len, SGL_DATA_BLOCK);
+                }
+                descriptor(list_addr, u32::try_from(pieces.len() * 16)?, SGL_LAST_SEGMENT)
+            }
+        };
+        Ok(Prps {
+            prp1,
+            prp2,
+            list_entries: 0,
+        })
+    }
+    // ANCHOR_END: sgl
+
     /// The PRPs of the mapping: PRP1 is the first piece; PRP2 the second,
     /// or, for more, the bus address of `list` (at `list_addr`), which gets
     /// every piece after the first.
-    pub(crate) fn prps(&self, list: &mut [u64], list_addr: u64) -> Result<Prps> {
+    fn prps(&self, list: &mut [u64], list_addr: u64) -> Result<Prps> {
         let pieces = &self.pieces[..self.count];
         let (&(prp1, _), rest) = pieces.split_first().ok_or(EINVAL)?;
         let prp2 = match rest {

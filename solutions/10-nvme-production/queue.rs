@@ -113,6 +113,9 @@ struct Rings {
     first_cid: u16,
     /// The controller was given up: nothing is submitted any more.
     dead: bool,
+    /// Commands are in the SQ whose tail doorbell is not rung yet (`issue`
+    /// without `ring`; `commit` rings it).
+    unrung: bool,
 }
 
 impl Rings {
@@ -194,6 +197,7 @@ impl Queue {
             finished: 0,
             first_cid: 0,
             dead: false,
+            unrung: false,
         };
         Arc::pin_init(
             try_pin_init!(Queue {
@@ -295,6 +299,7 @@ impl Queue {
         // their tails in the order of their slots.
         io_project!(self.sq_mem, [try: usize::from(slot)]).copy_write(cmd.to_dwords(cid));
         self.ring_doorbell(rings.sq.tail(), self.sq_doorbell)?;
+        rings.unrung = false;
 
         let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
         let cqe = self.wait_for(&mut rings, cid, ms).inspect_err(|e| {
@@ -397,7 +402,10 @@ impl Queue {
     /// at once: the interrupt handler takes the request back with
     /// [`Queue::take_finished`]. If the identifier is in use, or the
     /// doorbell cannot be rung, the request comes back with the error.
-    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: InFlight) -> Result<(), (Error, InFlight)> {
+    ///
+    /// Stage 10: with `ring` false the doorbell is not rung: more commands
+    /// follow, and the last one (or [`Queue::commit`]) rings once for all.
+    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: InFlight, ring: bool) -> Result<(), (Error, InFlight)> {
         let mut rings = self.rings.lock();
         if rings.dead {
             return Err((ENODEV, request));
@@ -408,10 +416,20 @@ impl Queue {
         let Some(pos) = rings.sq.push() else {
             return Err((EBUSY, request));
         };
-        if let Err(e) = self.write_and_ring(pos, cmd, tag, rings.sq.tail()) {
+        let mut dwords = cmd.to_dwords(tag);
+        if request.uses_sgl() {
+            // PSDT (CDW0 bits 15:14) 01b: the data pointer is an SGL.
+            dwords[0] |= 1 << 14;
+        }
+        let written = self.write_entry(pos, dwords);
+        if let Err(e) = written.and_then(|()| match ring {
+            true => self.ring_doorbell(rings.sq.tail(), self.sq_doorbell),
+            false => Ok(()),
+        }) {
             // The device is gone (unplugged): nothing will run this command.
             return Err((e, request));
         }
+        rings.unrung = !ring;
         // The completion may come as soon as the doorbell rang, but the
         // handler takes the lock first, which we hold until the slot says
         // whose it is.
@@ -421,11 +439,21 @@ impl Queue {
         Ok(())
     }
 
-    /// Writes `cmd` with identifier `cid` into SQ entry `pos` and rings the
-    /// tail doorbell with `tail`.
-    fn write_and_ring(&self, pos: u16, cmd: &Command, cid: u16, tail: u16) -> Result {
-        io_project!(self.sq_mem, [try: usize::from(pos)]).copy_write(cmd.to_dwords(cid));
-        self.ring_doorbell(tail, self.sq_doorbell)
+    /// Writes a command into SQ entry `pos`.
+    fn write_entry(&self, pos: u16, dwords: [u32; 16]) -> Result {
+        io_project!(self.sq_mem, [try: usize::from(pos)]).copy_write(dwords);
+        Ok(())
+    }
+
+    /// Rings the SQ tail doorbell for the commands `issue` left unrung.
+    pub(crate) fn commit(&self) {
+        let mut rings = self.rings.lock();
+        if rings.unrung {
+            // A device that is gone answers nothing: the watchdog ends
+            // these requests.
+            let _ = self.ring_doorbell(rings.sq.tail(), self.sq_doorbell);
+            rings.unrung = false;
+        }
     }
 
     /// Takes a block request whose completion the handler reaped.

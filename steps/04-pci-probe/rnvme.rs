@@ -14,6 +14,7 @@ use kernel::{
     prelude::*, //
 };
 
+#[path = "../../solutions/04-pci-probe/regs.rs"]
 mod regs;
 mod spec;
 

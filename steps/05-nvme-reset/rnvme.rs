@@ -19,9 +19,14 @@ use kernel::{
     prelude::*, //
 };
 
-mod controller;
-mod regs;
+// Stage 04's file, unchanged: CAP.
+#[path = "../../solutions/04-pci-probe/spec.rs"]
 mod spec;
+// Stage 04's registers, changed: CC, CSTS, AQA, ASQ and ACQ.
+#[path = "../../solutions/05-nvme-reset/regs.rs"]
+mod regs;
+// New in stage 05: the controller reset.
+mod controller;
 
 use regs::BAR0_SIZE;
 use spec::Cap;

@@ -19,13 +19,22 @@ use kernel::{
     prelude::*, //
 };
 
-mod command;
+// Stage 05's files, unchanged: the controller reset, the registers.
+#[path = "../../solutions/05-nvme-reset/controller.rs"]
 mod controller;
+#[path = "../../solutions/05-nvme-reset/regs.rs"]
+mod regs;
+// Stage 04's CAP decoding, changed: the doorbell offsets.
+#[path = "../../solutions/06-admin-queue/spec.rs"]
+mod spec;
+// New in stage 06: the command layouts, Identify parsing, the queue pair
+// and its ring arithmetic.
+#[path = "../../solutions/06-admin-queue/command.rs"]
+mod command;
+#[path = "../../solutions/06-admin-queue/identify.rs"]
 mod identify;
 mod queue;
-mod regs;
 mod ring;
-mod spec;
 
 use command::{
     Command,

@@ -31,28 +31,32 @@ use kernel::{
     time::Delta, //
 };
 
-// Stage 06's files, unchanged: the command layouts, the controller reset,
-// Identify parsing, the registers, the ring arithmetic, CAP.
+// Stage 05's files, unchanged: the controller reset, the registers.
+#[path = "../../solutions/05-nvme-reset/controller.rs"]
+mod controller;
+#[path = "../../solutions/05-nvme-reset/regs.rs"]
+mod regs;
+// Stage 06's files, unchanged: the command layouts, Identify parsing, the
+// ring arithmetic, CAP.
 #[path = "../../solutions/06-admin-queue/command.rs"]
 mod command;
-#[path = "../../solutions/06-admin-queue/controller.rs"]
-mod controller;
 #[path = "../../solutions/06-admin-queue/identify.rs"]
 mod identify;
-#[path = "../../solutions/06-admin-queue/regs.rs"]
-mod regs;
 #[path = "../../solutions/06-admin-queue/ring.rs"]
 mod ring;
 #[path = "../../solutions/06-admin-queue/spec.rs"]
 mod spec;
 // Stage 07's handler and queue, changed: any queue ID, shared registers.
+#[path = "../../solutions/08-io-queues/irq_handler.rs"]
 mod irq_handler;
+#[path = "../../solutions/08-io-queues/queue.rs"]
 mod queue;
 // New in stage 08: stage 07's bring-up, moved out of this file; the I/O
 // queues; the shared registers.
 #[path = "../../solutions/08-io-queues/bring_up.rs"]
 mod bring_up;
 mod io_queues;
+#[path = "../../solutions/08-io-queues/registers.rs"]
 mod registers;
 
 use bring_up::{

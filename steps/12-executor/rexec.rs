@@ -36,8 +36,10 @@ use kernel::{
 };
 
 mod executor;
+#[path = "../../solutions/12-executor/queue.rs"]
 mod queue;
 mod sleep;
+#[path = "../../solutions/12-executor/task_state.rs"]
 mod task_state;
 mod waker;
 

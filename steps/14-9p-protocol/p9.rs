@@ -25,6 +25,10 @@
 //! A server uses only half of the codec (it decodes requests and encodes
 //! replies; the host tests use the other half), so a kernel module includes
 //! it with `#[allow(dead_code)]`.
+//!
+//! Check your work with `make check STEP=14` (the exercises are in
+//! `p9/request.rs`, `p9/dirent.rs` and `p9/reply.rs`; the other children
+//! are the solution's, named by the `#[path]`s below).
 #![forbid(unsafe_code)]
 
 // Both includers reach this file through `#[path]`, which makes rustc look
@@ -32,17 +36,17 @@
 // path is resolved from this file's folder however the file was reached.
 #[path = "p9/dirent.rs"]
 pub(crate) mod dirent;
-#[path = "p9/error.rs"]
+#[path = "../../solutions/14-9p-protocol/p9/error.rs"]
 pub(crate) mod error;
-#[path = "p9/frame.rs"]
+#[path = "../../solutions/14-9p-protocol/p9/frame.rs"]
 pub(crate) mod frame;
-#[path = "p9/qid.rs"]
+#[path = "../../solutions/14-9p-protocol/p9/qid.rs"]
 pub(crate) mod qid;
 #[path = "p9/reply.rs"]
 pub(crate) mod reply;
 #[path = "p9/request.rs"]
 pub(crate) mod request;
-#[path = "p9/wire.rs"]
+#[path = "../../solutions/14-9p-protocol/p9/wire.rs"]
 mod wire;
 
 // Only what this file itself uses is re-exported: an unused `use` would warn

@@ -27,29 +27,35 @@ use kernel::{
     sync::Arc, //
 };
 
+// Stage 12's files, unchanged: the executor, its run queue, the task
+// states, the waker.
+#[path = "../../solutions/12-executor/executor.rs"]
+mod executor;
+#[path = "../../solutions/12-executor/queue.rs"]
+mod queue;
+#[path = "../../solutions/12-executor/task_state.rs"]
+mod task_state;
+#[path = "../../solutions/12-executor/waker.rs"]
+mod waker;
+// Stage 13's files, unchanged: the reactor, the sockets and their futures.
 #[path = "../../solutions/13-reactor/async_socket.rs"]
 mod async_socket;
-#[path = "../../solutions/13-reactor/executor.rs"]
-mod executor;
-// The codec: the server uses half of it (it decodes requests and encodes
-// replies; the host tests use the other half).
-#[allow(dead_code)]
-#[path = "../../solutions/14-9p-protocol/p9.rs"]
-mod p9;
-#[path = "../../solutions/13-reactor/queue.rs"]
-mod queue;
 #[path = "../../solutions/13-reactor/reactor.rs"]
 mod reactor;
 #[path = "../../solutions/13-reactor/socket.rs"]
 mod socket;
-#[path = "../../solutions/13-reactor/task_state.rs"]
-mod task_state;
-#[path = "../../solutions/13-reactor/waker.rs"]
-mod waker;
-
+// Stage 14's codec, unchanged: the server uses half of it (it decodes
+// requests and encodes replies; the host tests use the other half).
+#[allow(dead_code)]
+#[path = "../../solutions/14-9p-protocol/p9.rs"]
+mod p9;
+// New in stage 15: the fids, the parameters, the server, the VFS calls.
+#[path = "../../solutions/15-9p-server/fid.rs"]
 mod fid;
+#[path = "../../solutions/15-9p-server/param.rs"]
 mod param;
 mod server;
+#[path = "../../solutions/15-9p-server/vfs.rs"]
 mod vfs;
 
 use async_socket::{

@@ -27,13 +27,20 @@ fn main() {
     let p9 = stage_file("14-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
     let nvme_spec = stage_file("04-pci-probe/spec.rs");
-    let nvme_admin_spec = stage_file("06-admin-queue/spec.rs");
-    let nvme_command = stage_file("06-admin-queue/command.rs");
-    let nvme_ring = stage_file("06-admin-queue/ring.rs");
-    let nvme_identify = stage_file("06-admin-queue/identify.rs");
-    let exec_task_state = stage_file("12-executor/task_state.rs");
-    // Stage 09's skeleton takes some files from solutions/ itself (e.g.
-    // `io_command.rs`), so its files are the ones its module root includes.
+    // A skeleton includes the files it has no exercise in from solutions/
+    // (e.g. stage 06's `spec.rs`), so a stage's files are the ones its
+    // module root includes.
+    let admin_root = stage_file("06-admin-queue/rnvme.rs");
+    println!("cargo:rerun-if-changed={admin_root}");
+    let nvme_admin_spec = included(&admin_root, "spec");
+    let nvme_command = included(&admin_root, "command");
+    let nvme_ring = included(&admin_root, "ring");
+    let nvme_identify = included(&admin_root, "identify");
+    let exec_root = stage_file("12-executor/rexec.rs");
+    println!("cargo:rerun-if-changed={exec_root}");
+    let exec_task_state = included(&exec_root, "task_state");
+    // Stage 09's, likewise (its skeleton takes `io_command.rs` from
+    // solutions/).
     let blk_root = stage_file("09-blk-mq/rnvme.rs");
     println!("cargo:rerun-if-changed={blk_root}");
     let nvme_prp = included(&blk_root, "prp");
@@ -43,10 +50,20 @@ fn main() {
     let production_root = stage_file("10-nvme-production/rnvme.rs");
     println!("cargo:rerun-if-changed={production_root}");
     let nvme_passthru = included(&production_root, "passthru");
+    // Stage 16's passwd and group files, likewise (its skeleton takes
+    // `group.rs` from solutions/).
+    let r9p_root = stage_file("16-9p-hardening/r9p_main.rs");
+    println!("cargo:rerun-if-changed={r9p_root}");
+    let r9p_passwd = included(&r9p_root, "passwd");
+    let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
     let (prp_rel, io_command_rel) = (rel(&nvme_prp), rel(&nvme_io_command));
     let passthru_rel = rel(&nvme_passthru);
+    let (admin_spec_rel, command_rel) = (rel(&nvme_admin_spec), rel(&nvme_command));
+    let (ring_rel, identify_rel) = (rel(&nvme_ring), rel(&nvme_identify));
+    let task_state_rel = rel(&exec_task_state);
+    let (r9p_passwd_rel, r9p_group_rel) = (rel(&r9p_passwd), rel(&r9p_group));
     // `io_command.rs` names `crate::command` and `crate::prp`: stage 06's
     // `nvme_command` when stage 09 includes that very file, else its own.
     let command = if blk_command == nvme_command {
@@ -77,19 +94,19 @@ fn main() {
          #[path = {nvme_spec:?}]\n\
          pub mod nvme_spec;\n\
          /// Stage 06: stage 04's CAP decoding plus the doorbell offsets,\n\
-         /// `{tree}/06-admin-queue/spec.rs`.\n\
+         /// `{admin_spec_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_admin_spec:?}]\n\
          pub mod nvme_admin_spec;\n\
-         /// Stage 06: commands and completions, `{tree}/06-admin-queue/command.rs`.\n\
+         /// Stage 06: commands and completions, `{command_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_command:?}]\n\
          pub mod nvme_command;\n\
-         /// Stage 06: SQ/CQ ring indices and phase, `{tree}/06-admin-queue/ring.rs`.\n\
+         /// Stage 06: SQ/CQ ring indices and phase, `{ring_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_ring:?}]\n\
          pub mod nvme_ring;\n\
-         /// Stage 06: Identify data, `{tree}/06-admin-queue/identify.rs`.\n\
+         /// Stage 06: Identify data, `{identify_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_identify:?}]\n\
          pub mod nvme_identify;\n\
@@ -112,10 +129,20 @@ fn main() {
          pub mod nvme_passthru;\n\
          /// The file `nvme_passthru` is (for the lints on it).\n\
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
-         /// Stage 12: a task's atomic state machine, `{tree}/12-executor/task_state.rs`.\n\
+         /// Stage 12: a task's atomic state machine, `{task_state_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
+         /// Stage 16: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_passwd:?}]\n\
+         pub mod r9p_passwd;\n\
+         /// Stage 16's `crate::passwd`.\n\
+         pub use r9p_passwd as passwd;\n\
+         /// Stage 16: a user's groups in a group file, `{r9p_group_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_group:?}]\n\
+         pub mod r9p_group;\n\
          /// Stage 14: the 9P2000.L codec, `{tree}/14-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\

@@ -80,19 +80,3 @@ fn exec_spawn_lessons_use_the_same_bounds() {
         );
     }
 }
-
-#[test]
-fn exec_files_are_the_same_in_stages_12_13() {
-    // Stage 13 carries its own copy of stage 12's executor (each stage
-    // folder builds alone), in both trees: its skeleton's exercises are in
-    // reactor.rs and async_socket.rs, so its executor is the working one.
-    // The task-state tests run on stage 12's copy and hold for both.
-    let repo = Path::new(crate::REPO);
-    for file in ["executor.rs", "waker.rs", "task_state.rs", "queue.rs"] {
-        let s12 = read(&repo.join("solutions/12-executor").join(file));
-        for tree in ["solutions", "steps"] {
-            let s13 = read(&repo.join(tree).join("13-reactor").join(file));
-            assert!(s13 == s12, "{tree}/13-reactor/{file} differs from solutions/12-executor/{file}");
-        }
-    }
-}

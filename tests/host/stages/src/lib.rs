@@ -3,7 +3,8 @@
 //! 06's commands, rings and Identify data, and stage 09's PRP lists and I/O
 //! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 10's
 //! passthrough ioctls (`nvme_passthru_*`), stage 12's task state machine
-//! (`exec_*`), and stage 14's 9P codec (`p9_*`).
+//! (`exec_*`), stage 14's 9P codec (`p9_*`), and stage 16's passwd and
+//! group files (`r9p_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -12,12 +13,15 @@
 //! needs), which is why the tests live inside this crate; the few `pub`
 //! functions here are for the fuzz targets and the benchmark.
 //!
-//! Stage 09's `nvme_prp` and `nvme_io_command` are the files its `rnvme.rs`
-//! includes (its skeleton takes `io_command.rs` from `solutions/`).
-//! `io_command.rs` names its neighbours `crate::prp` (here `nvme_prp`) and
-//! `crate::command`: `nvme_command` when stage 09 includes that very file
-//! (`solutions/`), else a module of the file it does include (the skeleton
-//! includes `solutions/06-admin-queue/command.rs`).
+//! A skeleton takes the files it has no exercise in from `solutions/`, so
+//! stage 06's `nvme_admin_spec`, `nvme_command`, `nvme_ring` and
+//! `nvme_identify` are the files its `rnvme.rs` includes, stage 12's
+//! `exec_task_state` the one its `rexec.rs` includes, and stage 09's
+//! `nvme_prp` and `nvme_io_command` the ones its `rnvme.rs` includes (its
+//! skeleton takes `io_command.rs` from `solutions/`). `io_command.rs` names
+//! its neighbours `crate::prp` (here `nvme_prp`) and `crate::command`:
+//! `nvme_command` when stage 09 includes that very file (it includes stage
+//! 06's), else a module of the file it does include.
 //!
 //! Stage 10's `nvme_passthru` is, likewise, the `passthru.rs` its `rnvme.rs`
 //! includes.
@@ -60,3 +64,5 @@ mod p9_vectors;
 mod params_proptest;
 #[cfg(test)]
 mod params_vectors;
+#[cfg(test)]
+mod r9p_users_tests;
