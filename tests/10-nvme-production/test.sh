@@ -37,6 +37,8 @@ disk_of() {
 
 # fio_load DEV SECONDS OUT: random reads and writes at QD32 on every vCPU, in
 # the background, in the second 8 MiB of the disk; its output goes to OUT.
+# It runs far longer than the test waits for it: it can only end early on
+# an error (once the disk is gone, a write finds no space: ENOSPC, or EIO).
 fio_load() {
 	fio --name=load --filename="$1" --ioengine=libaio --direct=1 --rw=randrw --bs=4k \
 		--iodepth=32 --numjobs="$CPUS" --offset=8M --size=8M --time_based --runtime="$2" \
@@ -52,7 +54,7 @@ fio_ends() {
 		sleep 0.1
 	done
 	if kill -0 "$FIO_PID" 2>/dev/null; then
-		fail "$1" "fio still runs $2 s after the removal: requests are stuck" "$(excerpt)"
+		fail "$1" "fio still runs $2 s after the removal (stuck requests, or I/O that still succeeds)" "$(excerpt)"
 		kill -9 "$FIO_PID" 2>/dev/null
 		return 1
 	fi
@@ -222,15 +224,16 @@ keep_write "$DEV" || fail "write the data that must survive removal" "$(tail -5 
 
 # 1. sysfs unbind while fio runs.
 FIO_OUT=/tmp/rkw10-fio1.out
-fio_load "$DEV" 60 "$FIO_OUT"
+fio_load "$DEV" 600 "$FIO_OUT"
 sleep 3
 mark
-if timeout 60 sh -c "echo $D0 > $DRV/unbind"; then
-	pass "unbind under fio (QD32 x $CPUS jobs) returns"
+t0=$SECONDS
+if timeout 120 sh -c "echo $D0 > $DRV/unbind"; then
+	pass "unbind under fio (QD32 x $CPUS jobs) returns ($((SECONDS - t0)) s)"
 else
-	fail "unbind under fio (QD32 x $CPUS jobs) returns" "still in unbind after 60 s" "$(excerpt)"
+	fail "unbind under fio (QD32 x $CPUS jobs) returns" "still in unbind after 120 s" "$(excerpt)"
 fi
-fio_ends "fio sees errors and exits after the unbind" 30
+fio_ends "fio sees errors and exits after the unbind" 120
 expect_dmesg "the disk was deleted, then the queues" "disk rnvme[0-9]+n1 deleted"
 mark
 echo "$D0" >"$DRV/bind" 2>/dev/null
@@ -239,15 +242,16 @@ keep_verify "bound again: the data written before the unbind verifies" "$DEV"
 
 # 2. sysfs remove + rescan while fio runs.
 FIO_OUT=/tmp/rkw10-fio2.out
-fio_load "$DEV" 60 "$FIO_OUT"
+fio_load "$DEV" 600 "$FIO_OUT"
 sleep 3
 mark
-if timeout 60 sh -c "echo 1 > /sys/bus/pci/devices/$D0/remove"; then
-	pass "PCI remove under fio returns"
+t0=$SECONDS
+if timeout 120 sh -c "echo 1 > /sys/bus/pci/devices/$D0/remove"; then
+	pass "PCI remove under fio returns ($((SECONDS - t0)) s)"
 else
-	fail "PCI remove under fio returns" "still in remove after 60 s" "$(excerpt)"
+	fail "PCI remove under fio returns" "still in remove after 120 s" "$(excerpt)"
 fi
-fio_ends "fio sees errors and exits after the remove" 30
+fio_ends "fio sees errors and exits after the remove" 120
 mark
 echo 1 >/sys/bus/pci/rescan
 if bound_within "$D0" 30; then
@@ -260,15 +264,16 @@ fi
 
 # 3. QEMU hot-unplug (device_del from the host, through QMP) while fio runs.
 FIO_OUT=/tmp/rkw10-fio3.out
-fio_load "$DEV" 90 "$FIO_OUT"
+fio_load "$DEV" 600 "$FIO_OUT"
 sleep 3
 mark
-if qmp_device_del rkw-d0 >/tmp/rkw10-qmp.out 2>&1 && wait_gone "$D0" 60; then
-	pass "QEMU hot-unplug (device_del) under fio completes"
+t0=$SECONDS
+if qmp_device_del rkw-d0 120 >/tmp/rkw10-qmp.out 2>&1 && wait_gone "$D0" 120; then
+	pass "QEMU hot-unplug (device_del) under fio completes ($((SECONDS - t0)) s)"
 else
 	fail "QEMU hot-unplug (device_del) under fio completes" "$(tail -5 /tmp/rkw10-qmp.out)" "$(excerpt)"
 fi
-fio_ends "fio sees errors and exits after the hot-unplug" 30
+fio_ends "fio sees errors and exits after the hot-unplug" 120
 mark
 if qmp_device_add rkw-d0 >/tmp/rkw10-qmp.out 2>&1 && D0=$(qmp_pci_bdf rkw-d0) && [ -n "$D0" ] && bound_within "$D0" 60; then
 	pass "re-plugged (device_add): rnvme binds the controller"
