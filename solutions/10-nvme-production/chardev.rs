@@ -81,6 +81,10 @@ struct Buffer {
     data: Coherent<[u8]>,
     /// The PRP list that describes all of `data`.
     list: Coherent<[u64]>,
+    /// A command that used the buffer timed out: the controller may still
+    /// write it, so no other command may use it until the controller is
+    /// stopped (unbind).
+    abandoned: bool,
 }
 
 // ANCHOR: controller
@@ -105,6 +109,7 @@ impl Controller {
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
             list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
+            abandoned: false,
         };
         Arc::pin_init(
             try_pin_init!(Controller {
@@ -163,10 +168,12 @@ impl Controller {
     fn run(&self, c: &passthru::Passthru, target: Target, direction: Direction) -> Result<(u16, u32)> {
         let len = c.data_len as usize;
         let user = UserSlice::new(UserPtr::from_addr(c.addr as usize), len);
-        let buffer = self.buffer.lock();
+        let mut buffer = self.buffer.lock();
+        if buffer.abandoned {
+            return Err(EBUSY);
+        }
         // SAFETY: The buffer is used by no command: we hold its lock, and
-        // the last command that used it has completed (or the controller
-        // was disabled).
+        // the last command that used it has completed (else `abandoned`).
         let data = unsafe { buffer.data.as_mut() };
         let data = data.get_mut(..len).ok_or(EINVAL)?;
         match direction {
@@ -200,7 +207,13 @@ impl Controller {
             Target::Admin => &self.admin,
             Target::Io => &self.io,
         };
-        let cqe = queue.submit_any(&self.dev, &cmd, timeout)?;
+        let cqe = queue.submit_any(&self.dev, &cmd, timeout).inspect_err(|e| {
+            // Timed out or interrupted: the command is still the
+            // controller's, and so is the buffer.
+            if *e == ETIMEDOUT || *e == EINTR {
+                buffer.abandoned = true;
+            }
+        })?;
         if direction == Direction::FromDevice {
             // SAFETY: The controller has written the data before its
             // completion came.

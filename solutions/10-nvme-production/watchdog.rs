@@ -27,7 +27,9 @@ use kernel::{
     },
     time::{
         delay::fsleep,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
 };
 
@@ -41,6 +43,14 @@ use crate::{
 const OPC_ABORT: u8 = 0x08;
 /// How long the watchdog waits for the answer to an Abort.
 const ABORT_TIMEOUT: Delta = Delta::from_secs(1);
+
+/// A request the controller said it would abort, and when.
+#[derive(Clone, Copy)]
+struct Aborted {
+    qid: u16,
+    cid: u16,
+    at: Instant<Monotonic>,
+}
 
 /// What the watchdog works on, shared with its work item.
 struct Watched {
@@ -113,7 +123,7 @@ impl Watched {
     fn run(&self) {
         let period = Delta::from_millis((self.timeout.as_millis() / 4).clamp(10, 2000));
         // The request aborted last, while the controller is still to end it.
-        let mut aborted: Option<(u16, u16)> = None;
+        let mut aborted: Option<Aborted> = None;
         while !self.stop.load(Relaxed) {
             fsleep(period);
             if !self.given_up.load(Relaxed) {
@@ -124,10 +134,10 @@ impl Watched {
 
     // ANCHOR: check
     /// One look at every I/O queue: a request older than the timeout is
-    /// aborted; if the controller will not abort it, or it was aborted
-    /// already and is still there, the controller is given up. Returns the
-    /// request now being aborted, if any.
-    fn check(&self, aborted: Option<(u16, u16)>) -> Option<(u16, u16)> {
+    /// aborted; if the controller will not abort it, or it was aborted and
+    /// is still there a timeout later, the controller is given up. Returns
+    /// the request being aborted, if any.
+    fn check(&self, aborted: Option<Aborted>) -> Option<Aborted> {
         for q in &self.io {
             let Some((cid, age)) = q.oldest_request() else {
                 continue;
@@ -136,8 +146,13 @@ impl Watched {
                 continue;
             }
             let qid = q.qid();
-            if aborted == Some((qid, cid)) {
-                dev_err!(self.dev, "queue {} command {}: still not ended after an Abort\n", qid, cid);
+            if let Some(a) = aborted.filter(|a| a.qid == qid && a.cid == cid) {
+                // The controller said it would abort it: give it a timeout
+                // to do so.
+                if a.at.elapsed() < self.timeout {
+                    return aborted;
+                }
+                dev_err!(self.dev, "queue {} command {}: still not ended a timeout after an Abort\n", qid, cid);
                 self.give_up("a timed-out command was not ended");
                 return None;
             }
@@ -157,13 +172,20 @@ impl Watched {
             match self.admin.submit(&self.dev, &abort, ABORT_TIMEOUT) {
                 // Result bit 0 clear: the command was aborted, and its
                 // completion (with an error) comes on its own queue.
-                Ok(cqe) if cqe.result & 1 == 0 => return Some((qid, cid)),
+                Ok(cqe) if cqe.result & 1 == 0 => {
+                    return Some(Aborted {
+                        qid,
+                        cid,
+                        at: Instant::now(),
+                    })
+                }
                 Ok(_) => self.give_up("the controller did not abort a timed-out command"),
                 Err(_) => self.give_up("the Abort command failed"),
             }
             return None;
         }
-        aborted
+        // Nothing has timed out (any more): what was aborted has ended.
+        None
     }
     // ANCHOR_END: check
 

@@ -80,6 +80,10 @@ struct Buffer {
     data: Coherent<[u8]>,
     /// The PRP list that describes all of `data`.
     list: Coherent<[u64]>,
+    /// A command that used the buffer timed out: the controller may still
+    /// write it, so no other command may use it until the controller is
+    /// stopped (unbind).
+    abandoned: bool,
 }
 
 // ANCHOR: controller
@@ -104,6 +108,7 @@ impl Controller {
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
             list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
+            abandoned: false,
         };
         Arc::pin_init(
             try_pin_init!(Controller {
@@ -160,7 +165,8 @@ impl Controller {
     /// Copies the data in, sends the command, waits, copies the data out;
     /// returns the completion's status (0: success) and result.
     fn run(&self, c: &passthru::Passthru, target: Target, direction: Direction) -> Result<(u16, u32)> {
-        // TODO (exercise 2): with the buffer's lock held, copy a Write's
+        // TODO (exercise 2): with the buffer's lock held (EBUSY if it is
+        // `abandoned`: set it when a command times out), copy a Write's
         // data in from `c.addr` (or, for a Read, check now that the caller's
         // buffer can be written), describe the whole buffer with
         // `prp::describe`, build the `Command` from `c`, send it with

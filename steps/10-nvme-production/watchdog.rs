@@ -27,7 +27,9 @@ use kernel::{
     },
     time::{
         delay::fsleep,
-        Delta, //
+        Delta,
+        Instant,
+        Monotonic, //
     },
 };
 
@@ -40,6 +42,14 @@ use crate::{
 const OPC_ABORT: u8 = 0x08;
 /// How long the watchdog waits for the answer to an Abort.
 const ABORT_TIMEOUT: Delta = Delta::from_secs(1);
+
+/// A request the controller said it would abort, and when.
+#[derive(Clone, Copy)]
+struct Aborted {
+    qid: u16,
+    cid: u16,
+    at: Instant<Monotonic>,
+}
 
 /// What the watchdog works on, shared with its work item.
 struct Watched {
@@ -112,7 +122,7 @@ impl Watched {
     fn run(&self) {
         let period = Delta::from_millis((self.timeout.as_millis() / 4).clamp(10, 2000));
         // The request aborted last, while the controller is still to end it.
-        let mut aborted: Option<(u16, u16)> = None;
+        let mut aborted: Option<Aborted> = None;
         while !self.stop.load(Relaxed) {
             fsleep(period);
             if !self.given_up.load(Relaxed) {
@@ -123,16 +133,17 @@ impl Watched {
 
     // ANCHOR: check
     /// One look at every I/O queue: a request older than the timeout is
-    /// aborted; if the controller will not abort it, or it was aborted
-    /// already and is still there, the controller is given up. Returns the
-    /// request now being aborted, if any.
-    fn check(&self, aborted: Option<(u16, u16)>) -> Option<(u16, u16)> {
+    /// aborted; if the controller will not abort it, or it was aborted and
+    /// is still there a timeout later, the controller is given up. Returns
+    /// the request being aborted, if any.
+    fn check(&self, aborted: Option<Aborted>) -> Option<Aborted> {
         // TODO (exercise 3): find, on each I/O queue, the request in flight
         // the longest (`oldest_request`). Older than `self.timeout`: send an
         // Abort `Command` for it on the admin queue (ABORT_TIMEOUT); if the
-        // controller aborted it (result bit 0 clear) return it, else give
-        // the controller up. A request aborted at the last look and still
-        // there: give up. Return what is being aborted now.
+        // controller aborted it (result bit 0 clear) return it (`Aborted`,
+        // with the time), else give the controller up. The request aborted
+        // already: give up only once it has had a timeout to end. Return
+        // what is being aborted now (None when nothing has timed out).
         // Tests: "a request without completion after 1 s is aborted" and
         // the checks after it in make check STEP=10.
         let _ = (OPC_ABORT, ABORT_TIMEOUT);
