@@ -40,11 +40,25 @@ disk_of() {
 # It runs far longer than the test waits for it: it can only end early on
 # an error (once the disk is gone, a write finds no space: ENOSPC, or EIO).
 fio_load() {
+	local disk i n0 n
+	disk=$(basename "$1")
+	n0=$(ios_done "$disk")
 	fio --name=load --filename="$1" --ioengine=libaio --direct=1 --rw=randrw --bs=4k \
 		--iodepth=32 --numjobs="$CPUS" --offset=8M --size=8M --time_based --runtime="$2" \
 		--group_reporting >"$3" 2>&1 &
 	FIO_PID=$!
+	# Under load means fio's I/O flows: wait for 500 requests to have ended
+	# (fio takes seconds to start on the debug kernel).
+	for ((i = 0; i < 600; i++)); do
+		n=$(ios_done "$disk")
+		[ $((n - n0)) -ge 500 ] && return 0
+		sleep 0.1
+	done
+	fail "fio's I/O flows on $disk before the removal" "$((n - n0)) requests ended in 60 s" "$(tail -5 "$3")"
 }
+
+# ios_done DISK: reads and writes the disk has ended so far.
+ios_done() { awk '{ print $1 + $5 }' "/sys/block/$1/stat" 2>/dev/null || echo 0; }
 
 # fio_ends DESC SECONDS: the background fio exits within SECONDS, with errors.
 fio_ends() {
@@ -225,7 +239,6 @@ keep_write "$DEV" || fail "write the data that must survive removal" "$(tail -5 
 # 1. sysfs unbind while fio runs.
 FIO_OUT=/tmp/rkw10-fio1.out
 fio_load "$DEV" 600 "$FIO_OUT"
-sleep 3
 mark
 t0=$SECONDS
 if timeout 120 sh -c "echo $D0 > $DRV/unbind"; then
@@ -243,7 +256,6 @@ keep_verify "bound again: the data written before the unbind verifies" "$DEV"
 # 2. sysfs remove + rescan while fio runs.
 FIO_OUT=/tmp/rkw10-fio2.out
 fio_load "$DEV" 600 "$FIO_OUT"
-sleep 3
 mark
 t0=$SECONDS
 if timeout 120 sh -c "echo 1 > /sys/bus/pci/devices/$D0/remove"; then
@@ -265,7 +277,6 @@ fi
 # 3. QEMU hot-unplug (device_del from the host, through QMP) while fio runs.
 FIO_OUT=/tmp/rkw10-fio3.out
 fio_load "$DEV" 600 "$FIO_OUT"
-sleep 3
 mark
 t0=$SECONDS
 if qmp_device_del rkw-d0 120 >/tmp/rkw10-qmp.out 2>&1 && wait_gone "$D0" 120; then
