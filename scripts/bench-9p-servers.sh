@@ -1,47 +1,75 @@
 #!/bin/bash
 # make bench, 9P servers: r9p (stage 16) against diod and QEMU's 9p server,
-# through v9fs mounts in one VM (fast kernel), samples alternating.
+# through v9fs mounts with the same options (msize=65536, cache=none) in
+# one VM (fast kernel), samples alternating.
 #   scripts/bench-9p-servers.sh [SAMPLES]
-# Prints "9p-SERVER-METRIC median unit" lines and the ratios r9p/diod and
-# r9p/qemu (median of the per-sample ratios, with their min and max); the
-# raw samples go to build/bench/9p-servers.txt.
+# Prints "9p-NAME value unit" lines: each server's medians (rates, and CPU
+# time per operation: the guest's, the benchmark process's, QEMU's I/O
+# threads' on the host) and the ratios r9p/diod and r9p/qemu (median of the
+# per-sample ratios, with their min and max). The raw samples go to
+# build/bench/9p-servers.txt; the plot to book/src/benchmarks-9p.svg and the
+# table to the 9P section of book/src/benchmarks.md
+# (scripts/bench-9p-servers.py report).
 set -uo pipefail
+export RKW_FLAVOUR=fast
 . "$(dirname "$0")/common.sh"
 SAMPLES=${1:-3}
 STAGE=16-9p-hardening
 OUT="$REPO/build/bench"
 QDIR="$OUT/9p-fixture"
 RAW="$OUT/9p-servers.txt"
+LOG="$OUT/9p-servers.log"
 mkdir -p "$OUT" "$QDIR/files"
 
-export RKW_FLAVOUR=fast
 "$REPO/scripts/build-stage.sh" solutions "$STAGE" >/dev/null || die "solutions/$STAGE does not build"
 KO="$REPO/build/modules-fast/solutions/$STAGE/r9p.ko"
-# The same tree on the host, for QEMU's export (the VM's root).
+# The tree on the host, for QEMU's export (and the guest copies the big
+# file from here to its tmpfs, for r9p and diod).
 [ "$(find "$QDIR/files" -maxdepth 1 -type f | wc -l)" = 10000 ] || (cd "$QDIR/files" && touch file-{00000..09999})
 [ "$(stat -c %s "$QDIR/big" 2>/dev/null)" = $((256 << 20)) ] ||
 	head -c $((256 << 20)) /dev/urandom >"$QDIR/big"
 
-# Under TCG one sample of the three servers takes about 3 minutes.
-RKW_VM_TIMEOUT=$((300 + SAMPLES * 400)) \
-	"$REPO/scripts/vm.sh" --exec "bash tests/$STAGE/bench-guest.sh $KO $QDIR $SAMPLES" >"$OUT/9p-servers.log" 2>&1
-grep -E '^(r9p|diod|qemu) [0-9]+ [A-Za-z0-9-]+ [0-9.]+$' "$OUT/9p-servers.log" >"$RAW" ||
-	die "no samples (see ${OUT#"$REPO"/}/9p-servers.log)"
-grep '^# ' "$OUT/9p-servers.log"
+# The VM, booted as scripts/vm.sh boots it (the same kernel, root and
+# flags), plus what vm.sh has no option for: a second virtio-9p export,
+# of the fixture alone (tag rkwbench), which the guest mounts with the
+# options of the other two, since the VM's root is mounted cache=loose and
+# would be answered from the guest's page cache; and a directory shared
+# with the host, where an agent tells the guest how much CPU time QEMU's
+# threads have used.
+KDIR=$(current_kdir fast)
+[ -n "$KDIR" ] || die "no fast kernel yet: run 'make setup' first"
+ACCEL=${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}
+AGENT=$(mktemp -d /tmp/rkw-9pbench-XXXXXX)
+AGENT_PID=""
+cleanup() {
+	[ -z "$AGENT_PID" ] || kill "$AGENT_PID" 2>/dev/null
+	rm -rf "$AGENT"
+}
+trap cleanup EXIT
+VNG=(vng --run "$KDIR" --user root --force-9p --cpus 2 --memory "${RKW_VM_MEMORY:-2G}"
+	--append "panic_on_warn=0 rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose"
+	"--qemu-opts=-fsdev local,id=rkwbench,path=$QDIR,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=rkwbench,mount_tag=rkwbench"
+	# Threads named after their job (CPU 0/TCG, worker, ...): the agent
+	# leaves the vCPUs out. (-name merges with vng's.)
+	"--qemu-opts=-name guest=virtme-ng,debug-threads=on"
+	"--rwdir=$AGENT"
+	--exec "export RKW_FLAVOUR=fast RKW_BENCH_FIXTURE=$QDIR; bash tests/$STAGE/bench-guest.sh $KO $SAMPLES $AGENT")
+[ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
 
-python3 - "$RAW" <<'EOF'
-import statistics, sys
-rows = [l.split() for l in open(sys.argv[1])]
-v = {(srv, int(s), m): float(x) for srv, s, m, x in rows}
-metrics = sorted({m for _, _, m in v}, key=lambda m: [r[2] for r in rows].index(m))
-samples = sorted({s for _, s, _ in v})
-unit = lambda m: m.split("-", 1)[1] if m.startswith("seqread") else "ops/s"
-for m in metrics:
-    for srv in ("r9p", "diod", "qemu"):
-        xs = [v[(srv, s, m)] for s in samples if (srv, s, m) in v]
-        print(f"9p-{srv}-{m} {statistics.median(xs):.1f} {'MB/s' if m.startswith('seqread') else '/s'}")
-    for other in ("diod", "qemu"):
-        rs = [v[("r9p", s, m)] / v[(other, s, m)] for s in samples if ("r9p", s, m) in v and (other, s, m) in v]
-        if rs:
-            print(f"9p-ratio-r9p/{other}-{m} {statistics.median(rs):.2f} x (min {min(rs):.2f}, max {max(rs):.2f}, {len(rs)} samples)")
-EOF
+# What else runs: the numbers are only as calm as the machine.
+others() { pgrep -c -f '^[^ ]*qemu-system' || true; }
+load() { cut -d' ' -f1 /proc/loadavg; }
+vms0=$(others) load0=$(load)
+python3 "$REPO/scripts/bench-9p-servers.py" agent "$AGENT" &
+AGENT_PID=$!
+# Under TCG one sample of the three servers takes 5 to 12 minutes (diod is
+# the slow one), depending on what else the machine runs.
+(cd "$REPO" && PATH="$VENV/bin:$PATH" timeout -k 10 $((300 + SAMPLES * 900)) "${VNG[@]}" </dev/null) >"$LOG" 2>&1
+vms1=$(others) load1=$(load)
+grep -E '^(r9p|diod|qemu) [0-9]+ [a-z0-9-]+ [a-z-]+ [0-9.]+$' "$LOG" >"$RAW" ||
+	die "no samples (see ${LOG#"$REPO"/})"
+grep '^# ' "$LOG"
+note="$ACCEL on $(nproc) cores, host load $load0 before and $load1 after, $vms0 other VMs running before and $vms1 after"
+echo "# $note"
+python3 "$REPO/scripts/bench-9p-servers.py" report "$RAW" "$REPO/book/src/benchmarks-9p.svg" \
+	"$REPO/book/src/benchmarks.md" "$note"

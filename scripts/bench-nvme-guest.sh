@@ -1,36 +1,50 @@
 #!/bin/bash
 # Runs inside the VM of scripts/bench-nvme.sh (a benchmark, not a test):
-# rnvme (stage 09) and the kernel's C nvme driver take turns on the same
+# rnvme (stage 10) and the kernel's C nvme driver take turns on the same
 # QEMU NVMe controller, switched through sysfs (driver_override, bind,
 # unbind), and run the same fio samples.
 #
 #   bench-nvme-guest.sh RNVME_KO KDIR ROUNDS SECONDS
 #
 # Per round and workload: one sample with each driver, the order swapped
-# every round (ours first in odd rounds, C first in even ones) so that a
-# drift of the busy host does not always favour the same driver. Output,
-# one line per sample (the host parses it):
-#   RKW-SAMPLE <round> <workload> <ours|c> <interrupts> <from> <to> <fio's JSON, on one line>
+# every round (rnvme first in odd rounds, C first in even ones) so that a
+# drift of the busy host does not always favour the same driver; for two
+# workloads a third, rnvme with zero_copy=0 ("bounce"). Output, one line
+# per sample (the host parses it):
+#   RKW-SAMPLE <round> <workload> <ours|bounce|c> <interrupts> <from> <to> <busy> <all> <ms> <ipis> <switches> <fio's JSON, on one line>
 # where from and to are the size of QEMU's NVMe trace before and after fio
-# ran: the host counts the doorbell writes between them.
-# then RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and
-# the kernel logged that looks like trouble), and RKW-GUEST-DONE.
+# ran (the host counts the doorbell writes between them); busy and all the
+# guest's non-idle and total CPU time over fio's run, in ticks of
+# /proc/stat (1/100 s, both vCPUs together; a tick due while a CPU has its
+# interrupts off for longer than a tick period is not counted: all falls
+# short of ms/10 per vCPU); ms the run's wall time; ipis the rescheduling
+# and function-call IPIs, switches the context switches, over the run.
+# Also RKW-PATHS lines (how rnvme's requests went: zero copy, with an SGL,
+# bounce buffer), RKW-INFO lines (kernel, queue sizes, what the controller offers),
+# RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and the
+# kernel logged that looks like trouble), and RKW-GUEST-DONE.
 set -uo pipefail
 KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4
 CPUS=$(nproc)
-# fio's region: from 8 MiB to the end of the 64 MiB namespace. rnvme's
-# probe reads the host's pattern in the first MiB and writes a block just
-# after it, so the write workload must stay clear of it.
-REGION="--offset=8M --size=56M"
-COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 $REGION --output-format=json"
-# name: fio arguments. One job per vCPU for the IOPS workload, pinned.
+# The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
+# may use all of its 64 MiB. Reads only: null-co drops writes.
+COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 --size=64M --output-format=json"
+# name: fio arguments.
 declare -A WL=(
 	[randread-qd1]="--rw=randread --bs=4k --iodepth=1 --numjobs=1"
-	[randread-qd32]="--rw=randread --bs=4k --iodepth=32 --numjobs=$CPUS --cpus_allowed=0-$((CPUS - 1)) --cpus_allowed_policy=split"
-	[seqread-128k-qd8]="--rw=read --bs=128k --iodepth=8 --numjobs=1"
-	[randwrite-qd32]="--rw=randwrite --bs=4k --iodepth=32 --numjobs=1"
+	[randread-qd32]="--rw=randread --bs=4k --iodepth=32 --numjobs=1"
+	# One job per vCPU, each pinned to its own: every hardware queue busy.
+	[randread-qd32-jobs]="--rw=randread --bs=4k --iodepth=32 --numjobs=$CPUS --cpus_allowed=0-$((CPUS - 1)) --cpus_allowed_policy=split"
+	# fio submits 16 I/Os per io_submit: blk-mq hands them to the driver
+	# together (the last one marked), so a driver can ring once for them.
+	[randread-qd32-batch16]="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --iodepth_batch_submit=16"
+	[seqread-128k]="--rw=read --bs=128k --iodepth=8 --numjobs=1"
 )
-ORDER="randread-qd1 randread-qd32 seqread-128k-qd8 randwrite-qd32"
+ORDER="randread-qd1 randread-qd32 randread-qd32-jobs randread-qd32-batch16 seqread-128k"
+# Where rnvme also runs with zero_copy=0 ("bounce": every request through a
+# bounce buffer, as stage 09), if the module has that parameter: what the
+# copy costs.
+BOUNCE_WL="randread-qd32 seqread-128k"
 
 die() {
 	echo "RKW-ERROR $*"
@@ -47,7 +61,18 @@ DEVDIR=/sys/bus/pci/devices/$BDF
 
 # Both drivers registered, neither bound: the override names no driver.
 echo rkw-none >"$DEVDIR/driver_override"
-insmod "$KO" io_reads=1 || die "insmod $KO failed"
+insmod "$KO" || die "insmod $KO failed"
+LOADED=""
+modinfo -F parm "$KO" 2>/dev/null | grep -q '^zero_copy:' || BOUNCE_WL=""
+# load_rnvme [ARGS]: rnvme loaded with these parameters (reloaded if it was
+# loaded with others; no controller is bound to it then).
+load_rnvme() {
+	[ "$LOADED" = "$*" ] && return 0
+	rmmod rnvme || die "rmmod rnvme failed"
+	# shellcheck disable=SC2068
+	insmod "$KO" $@ || die "insmod $KO $* failed"
+	LOADED="$*"
+}
 if ! modprobe nvme 2>/dev/null; then
 	# modprobe finds the kernel's modules through virtme-ng's link; if it
 	# cannot, load them from the kernel build by path.
@@ -55,26 +80,32 @@ if ! modprobe nvme 2>/dev/null; then
 	insmod "$KDIR/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
 fi
 [ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
-echo "RKW-INFO C driver: $(modinfo -F filename nvme 2>/dev/null || echo "$KDIR/drivers/nvme/host/nvme.ko"), rnvme: $KO, $CPUS vCPUs"
+echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
+echo "RKW-INFO C driver: $(modinfo -F filename nvme 2>/dev/null || echo "$KDIR/drivers/nvme/host/nvme.ko"), rnvme: $KO"
 
 # disk_of ours|c: the disk the bound driver made, if it is there yet.
 disk_of() {
 	local g
 	case "$1" in
-	ours) g=(/dev/rnvme*n1) ;;
+	ours | bounce) g=(/dev/rnvme*n1) ;;
 	c) g=(/dev/nvme*n1) ;;
 	esac
 	[ -b "${g[0]}" ] && echo "${g[0]}"
 }
-drv_of() { [ "$1" = ours ] && echo rnvme || echo nvme; }
+drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }
 
-# bind ours|c: the controller to that driver, and wait for its disk.
+# bind ours|bounce|c: the controller to that driver, and wait for its disk.
 bind() {
 	local drv t0 i
 	drv=$(drv_of "$1")
+	case "$1" in
+	ours) load_rnvme ;;
+	bounce) load_rnvme zero_copy=0 ;;
+	esac
 	t0=$(date +%s%N)
 	echo "$drv" >"$DEVDIR/driver_override"
 	echo "$BDF" >"/sys/bus/pci/drivers/$drv/bind" || die "bind to $drv failed"
+	DEV=""
 	for i in $(seq 300); do
 		DEV=$(disk_of "$1") && break
 		sleep 0.1
@@ -108,9 +139,17 @@ irq_count() {
 	done
 	echo $n
 }
-# irq_affinity: each vector's CPUs, once per driver.
+# cpu_ticks: "busy all" ticks of every CPU so far (/proc/stat: user nice
+# system idle iowait irq softirq steal).
+cpu_ticks() { awk '$1 == "cpu" { print $2 + $3 + $4 + $7 + $8 + $9, $2 + $3 + $4 + $5 + $6 + $7 + $8 + $9 }' /proc/stat; }
+# ipi_count: rescheduling and function-call IPIs so far, every CPU.
+ipi_count() { awk -v cpus="$CPUS" '$1 == "RES:" || $1 == "CAL:" { for (i = 2; i <= cpus + 1; i++) n += $i } END { print n + 0 }' /proc/interrupts; }
+ctxt_count() { awk '$1 == "ctxt" { print $2 }' /proc/stat; }
+# Once per driver: each vector's CPUs, the disk's queue size (the host
+# needs it to count commands from the SQ tail doorbells) and what the
+# controller offers.
 declare -A SHOWN
-irq_affinity() {
+once() {
 	local v out=""
 	[ -z "${SHOWN[$1]:-}" ] || return 0
 	SHOWN[$1]=1
@@ -118,34 +157,43 @@ irq_affinity() {
 		out+=" $v:$(cat "/proc/irq/$v/effective_affinity_list" 2>/dev/null || cat "/proc/irq/$v/smp_affinity_list")"
 	done
 	echo "RKW-INFO $1: IRQ:CPU of the controller's vectors:$out"
+	echo "RKW-QUEUE $1 nr_requests $(cat "/sys/block/${DEV#/dev/}/queue/nr_requests") max_sectors_kb $(cat "/sys/block/${DEV#/dev/}/queue/max_sectors_kb") hw_queues $(ls "/sys/block/${DEV#/dev/}/mq" | wc -l)"
+	if [ "$1" = c ]; then
+		# OACS bit 8: the controller supports Doorbell Buffer Config
+		# (shadow doorbells), which the C driver then uses.
+		echo "RKW-OACS $(nvme id-ctrl "${DEV%n1}" 2>/dev/null | awk '$1 == "oacs" { print $3 }')"
+	fi
 }
-
-# Fill the region once, so that every read finds written data in the image
-# (a hole in QEMU's image file reads faster than data).
-bind ours
-fio --name=fill --filename="$DEV" --direct=1 --ioengine=libaio --rw=write --bs=1M --iodepth=4 $REGION >/dev/null ||
-	die "filling the region failed"
-unbind ours
 
 dmesg -c >/dev/null 2>&1 || true
 for r in $(seq "$ROUNDS"); do
 	if [ $((r % 2)) -eq 1 ]; then pair="ours c"; else pair="c ours"; fi
 	for w in $ORDER; do
-		for who in $pair; do
+		who_list=$pair
+		case " $BOUNCE_WL " in *" $w "*) who_list="$pair bounce" ;; esac
+		for who in $who_list; do
 			bind "$who"
-			irq_affinity "$who"
-			if [ "$who" = c ] && [ -z "${SHOWN[vwc]:-}" ]; then
-				# rnvme turns the volatile write cache off at probe; the
-				# controller keeps that through the C driver's reset.
-				SHOWN[vwc]=1
-				echo "RKW-INFO c: $(nvme get-feature "${DEV%n1}" -f 6 2>&1 | head -1)"
-			fi
-			i0=$(irq_count) t0=$(trace_size)
+			once "$who"
+			i0=$(irq_count) p0=$(ipi_count) x0=$(ctxt_count) t0=$(trace_size) c0=$(cpu_ticks) w0=$(date +%s%N)
 			# shellcheck disable=SC2086
 			out=$(fio --name="$w" --filename="$DEV" $COMMON ${WL[$w]} 2>/tmp/fio.err) ||
 				die "fio $w on $who ($DEV) failed: $(tail -5 /tmp/fio.err)"
-			echo "RKW-SAMPLE $r $w $who $(($(irq_count) - i0)) $t0 $(trace_size) $(tr -d '\n' <<<"$out")"
+			w1=$(date +%s%N) c1=$(cpu_ticks) t1=$(trace_size) x1=$(ctxt_count) p1=$(ipi_count) i1=$(irq_count)
+			echo "RKW-SAMPLE $r $w $who $((i1 - i0)) $t0 $t1 $((${c1% *} - ${c0% *})) $((${c1#* } - ${c0#* }))" \
+				"$(((w1 - w0) / 1000000)) $((p1 - p0)) $((x1 - x0)) $(tr -d '\n' <<<"$out")"
 			unbind "$who"
+			# rnvme logs, when its disk goes, how its requests went:
+			# "N requests zero copy (M with an SGL), K through a bounce
+			# buffer" (the partition table's reads at bind included).
+			if [ "$who" != c ]; then
+				paths=$(dmesg | grep -oE '[0-9]+ requests zero copy \([0-9]+ with an SGL\), [0-9]+ through a bounce buffer' | tail -1)
+				[ -z "$paths" ] || echo "RKW-PATHS $r $w $who $(tr -cs '0-9' ' ' <<<"$paths")"
+			fi
+			if [ "$who" = ours ] && [ "$w" = randread-qd32-jobs ] && [ "$r" = 1 ]; then
+				# rnvme logs at unbind how many completions each queue
+				# reaped: with a job per vCPU, both queues should have.
+				echo "RKW-INFO ours, $w: $(dmesg | grep -oE 'queue [0-9]+: [0-9]+ completions came by interrupt' | tail -"$CPUS" | paste -sd ';')"
+			fi
 		done
 	done
 done

@@ -2,7 +2,7 @@
 # make bench: the speed numbers of the workshop (benchmarks, never tests).
 #   VM boot + power-off under the machine's accelerator, both kernel flavours;
 #   an out-of-tree module build; the 9P codec's decode throughput; stage 11's
-#   blocking echo server against stage 13's async one; stage 09's NVMe driver
+#   blocking echo server against stage 13's async one; stage 10's NVMe driver
 #   against the kernel's C driver (BENCH_ROUNDS rounds, default 5).
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
@@ -40,7 +40,7 @@ say "echo servers: stage 11 (a thread per connection) vs stage 13 (tasks on 2 wo
 	awk 'NF == 3 && /^echo-/' >>"$RES" || say "the echo benchmark failed (see ${OUT#"$REPO"/}/bench.log)"
 grep '^echo-' "$RES" || true
 
-say "NVMe: stage 09's rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds"
+say "NVMe: stage 10's rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds (rewrites book/src/benchmarks.md)"
 if "$REPO/scripts/bench-nvme.sh" "${BENCH_ROUNDS:-5}" >"$OUT/nvme.txt" 2>>"$OUT/bench.log"; then
 	cat "$OUT/nvme.txt" >>"$OUT/bench.log"
 	grep -v '^nvme-' "$OUT/nvme.txt" >&2 # the table: medians, ratios, why

@@ -11,9 +11,12 @@
 #![forbid(unsafe_code)]
 
 // ANCHOR: account
-/// A user of the passwd file: the numbers the server's credentials take.
+/// A user of the passwd file: the numbers the server's credentials take,
+/// and the name its groups list (`group.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Account {
+pub(crate) struct Account<'a> {
+    /// The user's name.
+    pub(crate) name: &'a [u8],
     /// The user id.
     pub(crate) uid: u32,
     /// The primary group id.
@@ -35,19 +38,18 @@ pub(crate) enum Who<'a> {
 /// The account of `who` in `passwd` (a passwd file's contents); `None` if
 /// there is no such user. Lines that are not `name:pw:uid:gid...` with a
 /// non-empty name and decimal ids are skipped, never trusted in part.
-pub(crate) fn find(passwd: &[u8], who: Who<'_>) -> Option<Account> {
+pub(crate) fn find<'a>(passwd: &'a [u8], who: Who<'_>) -> Option<Account<'a>> {
     passwd
         .split(|&c| c == b'\n')
         .filter_map(parse_line)
-        .find(|&(name, account)| match who {
+        .find(|account| match who {
             Who::Uid(uid) => account.uid == uid,
-            Who::Name(wanted) => name == wanted,
+            Who::Name(wanted) => account.name == wanted,
         })
-        .map(|(_, account)| account)
 }
 
-/// The name and account of one line.
-fn parse_line(line: &[u8]) -> Option<(&[u8], Account)> {
+/// The account of one line.
+fn parse_line(line: &[u8]) -> Option<Account<'_>> {
     let mut fields = line.split(|&c| c == b':');
     let name = fields.next()?;
     let _password = fields.next()?;
@@ -56,11 +58,11 @@ fn parse_line(line: &[u8]) -> Option<(&[u8], Account)> {
     if name.is_empty() || name.first() == Some(&b'#') {
         return None;
     }
-    Some((name, Account { uid, gid }))
+    Some(Account { name, uid, gid })
 }
 
 /// A decimal number that fits a `u32` (`-1`, `0x10`, `99999999999`: `None`).
-fn decimal(s: &[u8]) -> Option<u32> {
+pub(crate) fn decimal(s: &[u8]) -> Option<u32> {
     if s.is_empty() || !s.iter().all(u8::is_ascii_digit) {
         return None;
     }

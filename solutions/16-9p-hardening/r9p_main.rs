@@ -6,7 +6,8 @@
 //! parameter (`limits.rs`): connections, message size, fids per
 //! connection, and the time a connection may sit on half a frame. Every
 //! request runs with the credentials of the user who attached its fid
-//! (`user.rs`), looked up in a passwd file (`passwd.rs`). And it is fuzzed
+//! (`user.rs`), looked up in a passwd file (`passwd.rs`), with the groups
+//! a group file lists it in (`group.rs`). And it is fuzzed
 //! live, in the VM, on the debug kernel (`tests/16-9p-hardening`).
 //!
 //! What stage 15 said still holds:
@@ -25,9 +26,12 @@
 //! `mkdir -p /tmp/e /tmp/m && echo hi >/tmp/e/f && insmod ... root=/tmp/e`,
 //! `mount -t 9p -o trans=tcp,port=5640,version=9p2000.L 127.0.0.1 /tmp/m`.
 
-use core::sync::atomic::{
-    AtomicU64,
-    Ordering, //
+use core::{
+    ffi::CStr,
+    sync::atomic::{
+        AtomicU64,
+        Ordering, //
+    },
 };
 use kernel::{
     prelude::*,
@@ -37,14 +41,14 @@ use kernel::{
 
 #[path = "../../solutions/13-reactor/async_socket.rs"]
 mod async_socket;
-#[path = "../../solutions/13-reactor/executor.rs"]
+#[path = "../../solutions/12-executor/executor.rs"]
 mod executor;
 // The codec: the server uses half of it (it decodes requests and encodes
 // replies; the host tests use the other half).
 #[allow(dead_code)]
 #[path = "../../solutions/14-9p-protocol/p9.rs"]
 mod p9;
-#[path = "../../solutions/13-reactor/queue.rs"]
+#[path = "../../solutions/12-executor/queue.rs"]
 mod queue;
 #[path = "../../solutions/13-reactor/reactor.rs"]
 mod reactor;
@@ -52,12 +56,13 @@ mod reactor;
 mod sleep;
 #[path = "../../solutions/13-reactor/socket.rs"]
 mod socket;
-#[path = "../../solutions/13-reactor/task_state.rs"]
+#[path = "../../solutions/12-executor/task_state.rs"]
 mod task_state;
-#[path = "../../solutions/13-reactor/waker.rs"]
+#[path = "../../solutions/12-executor/waker.rs"]
 mod waker;
 
 mod fid;
+mod group;
 mod limits;
 #[path = "../../solutions/15-9p-server/param.rs"]
 mod param;
@@ -81,6 +86,7 @@ use limits::{
     Limits, //
 };
 use socket::TcpListener;
+use user::UserFiles;
 use vfs::File;
 
 module! {
@@ -121,6 +127,7 @@ module! {
 param::string_param!(ROOT, c"root", 256, b"");
 param::string_param!(ADDR, c"addr", 16, b"127.0.0.1");
 param::string_param!(PASSWD, c"passwd", 256, b"/etc/passwd");
+param::string_param!(GROUP, c"group", 256, b"/etc/group");
 // ANCHOR_END: params
 
 /// Connections the kernel may queue before `accept` takes them.
@@ -175,7 +182,7 @@ async fn accept_loop(
     executor: Arc<Executor>,
     listener: AsyncListener,
     root: Arc<Node>,
-    passwd: Arc<File>,
+    users: Arc<UserFiles>,
     limits: Limits,
     connections: Arc<Connections>,
     served: Arc<AtomicU64>,
@@ -198,7 +205,7 @@ async fn accept_loop(
         match executor.spawn(server::serve(
             stream,
             root.clone(),
-            passwd.clone(),
+            users.clone(),
             limits,
             admission,
         )) {
@@ -261,15 +268,21 @@ impl kernel::Module for R9pModule {
             );
         })?;
         let root = Node::new(root, None)?;
-        let passwd_path = PASSWD.value();
-        let passwd = File::open_regular(passwd_path).inspect_err(|e| {
-            pr_err!(
-                "cannot open the passwd file {}: {:?}\n",
-                passwd_path.to_str().unwrap_or("?"),
-                e
-            );
-        })?;
-        let passwd = Arc::new(passwd, GFP_KERNEL)?;
+        let open = |what, path: &CStr| {
+            File::open_regular(path).inspect_err(|e| {
+                pr_err!(
+                    "cannot open the {} file {}: {:?}\n",
+                    what,
+                    path.to_str().unwrap_or("?"),
+                    e
+                );
+            })
+        };
+        let users = UserFiles {
+            passwd: open("passwd", PASSWD.value())?,
+            group: open("group", GROUP.value())?,
+        };
+        let users = Arc::new(users, GFP_KERNEL)?;
         // From here on, an error drops `this`, which shuts the executor down.
         let this = Self {
             executor: Executor::new(c"r9p", workers)?,
@@ -280,7 +293,7 @@ impl kernel::Module for R9pModule {
             this.executor.clone(),
             listener,
             root,
-            passwd,
+            users,
             limits,
             this.connections.clone(),
             this.served.clone(),

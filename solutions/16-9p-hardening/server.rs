@@ -71,7 +71,10 @@ use crate::{
         Request, //
     },
     passwd::Who,
-    user,
+    user::{
+        self,
+        UserFiles, //
+    },
     vfs::File,
     AsyncStream, //
 };
@@ -110,11 +113,11 @@ const WRITE_TYPES: [u8; 13] = [14, 16, 18, 20, 26, 32, 70, 72, 74, 76, 114, 118,
 pub(crate) async fn serve(
     stream: AsyncStream,
     root: Arc<Node>,
-    passwd: Arc<File>,
+    users: Arc<UserFiles>,
     limits: Limits,
     admission: Admission,
 ) {
-    match serve_requests(&stream, root, passwd, limits).await {
+    match serve_requests(&stream, root, users, limits).await {
         Ok(()) => {}
         // The client went away without a goodbye: an everyday event.
         Err(e) if e == ECONNRESET || e == EPIPE => {}
@@ -145,10 +148,10 @@ pub(crate) async fn serve(
 async fn serve_requests(
     stream: &AsyncStream,
     root: Arc<Node>,
-    passwd: Arc<File>,
+    users: Arc<UserFiles>,
     limits: Limits,
 ) -> Result {
-    let mut session = Session::new(root, passwd, limits)?;
+    let mut session = Session::new(root, users, limits)?;
     let mut inbuf = KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?;
     // Bytes received and not answered yet, from the start of `inbuf`.
     let mut filled = 0usize;
@@ -218,8 +221,8 @@ struct Session {
     root: Arc<Node>,
     /// The module's ceilings.
     limits: Limits,
-    /// The passwd file, where `Tattach` finds its user.
-    passwd: Arc<File>,
+    /// The passwd and group files, where `Tattach` finds its user.
+    users: Arc<UserFiles>,
     /// The client's fids.
     fids: FidTable,
     /// The negotiated maximum message size.
@@ -233,11 +236,11 @@ struct Session {
 
 impl Session {
     /// A session before `Tversion`.
-    fn new(root: Arc<Node>, passwd: Arc<File>, limits: Limits) -> Result<Self> {
+    fn new(root: Arc<Node>, users: Arc<UserFiles>, limits: Limits) -> Result<Self> {
         Ok(Self {
             root,
             limits,
-            passwd,
+            users,
             fids: FidTable::new(limits.max_fids),
             msize: FIRST_MSIZE,
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
@@ -348,7 +351,7 @@ impl Session {
         } else {
             Who::Uid(n_uname)
         };
-        let user = user::lookup(&self.passwd, who)?;
+        let user = user::lookup(&self.users, who)?;
         let user = Arc::new(user, GFP_KERNEL)?;
         self.fids.insert(fid, self.root.clone(), user)?;
         Ok(Reply::Attach(Rattach { qid: self.root.qid }))

@@ -11,8 +11,14 @@
 //! own ([`User`]) installed as the worker's subjective credentials for the
 //! duration of one request ([`User::run`]): the VFS checks every lookup and
 //! open against `current_cred()`, so it checks them against that user.
+//! The user's supplementary groups come with it, from a group file, as
+//! diod's `initgroups()` finds them.
 
 use crate::{
+    group::{
+        self,
+        MAX_GROUPS, //
+    },
     passwd::{
         self,
         Account,
@@ -33,8 +39,8 @@ use kernel::{
     prelude::*, //
 };
 
-/// The largest passwd file the server reads.
-const MAX_PASSWD: usize = 1 << 20;
+/// The largest passwd or group file the server reads.
+const MAX_USER_FILE: usize = 1 << 20;
 
 // ANCHOR: user
 /// The credentials of one user, as the server acts for them.
@@ -57,10 +63,10 @@ unsafe impl Sync for User {}
 
 impl User {
     /// Credentials for `account`: a copy of the calling worker's (the
-    /// kernel's: uid 0, every capability) with every uid and gid changed and,
-    /// unless the uid is 0, every capability dropped. Supplementary groups
-    /// are not loaded: the user has its primary group only.
-    pub(crate) fn new(account: Account) -> Result<Self> {
+    /// kernel's: uid 0, every capability) with every uid and gid changed,
+    /// `groups` as its supplementary groups and, unless the uid is 0, every
+    /// capability dropped.
+    pub(crate) fn new(account: Account<'_>, groups: &[u32]) -> Result<Self> {
         // SAFETY: may be called from any task; returns a new `cred` with one
         // reference, which we own, or NULL.
         let cred = NonNull::new(unsafe { bindings::prepare_creds() }).ok_or(ENOMEM)?;
@@ -89,8 +95,17 @@ impl User {
                 (*c).cap_ambient = none;
             }
         }
+        // ANCHOR: set_groups
+        // Owned from here on: an error below puts it (`Drop`).
+        let user = Self { cred };
+        // At most `MAX_GROUPS`, so the count fits a `c_int`.
+        let n = c_int::try_from(groups.len()).map_err(|_| EINVAL)?;
+        // SAFETY: `cred` is still ours alone (nobody has seen it), and
+        // `groups` is valid for reading `n` gids; the helper copies them.
+        to_result(unsafe { r9p_set_groups(user.cred.as_ptr(), groups.as_ptr(), n) })?;
+        // ANCHOR_END: set_groups
         // INVARIANT: we own the one reference, and stop writing here.
-        Ok(Self { cred })
+        Ok(user)
     }
     // ANCHOR_END: user
 
@@ -127,7 +142,9 @@ impl Drop for User {
 // ANCHOR: helpers
 // `override_creds`, `revert_creds` and `current_cred` are static inline
 // functions (or a macro) in `<linux/cred.h>`, so there are no bindings for
-// them: `cred_helpers.c` wraps each in a real function, declared here.
+// them: `cred_helpers.c` wraps each in a real function, declared here. And
+// it fills the supplementary groups, whose `struct group_info` is no
+// layout for Rust to write (`__randomize_layout`).
 // (`struct cred` leads, through its pointers, to a C struct without fields,
 // which rustc flags in an `extern` block; behind a pointer it is harmless,
 // and the kernel crate's bindings allow it the same way.)
@@ -140,34 +157,55 @@ extern "C" {
     fn r9p_revert_creds(old: *const bindings::cred) -> *const bindings::cred;
     /// The calling task's subjective credentials.
     fn r9p_current_cred() -> *const bindings::cred;
+    /// Gives `new`, which nobody else has seen yet, the `n` supplementary
+    /// groups at `gids` (copied); 0 or `-ENOMEM`.
+    fn r9p_set_groups(new: *mut bindings::cred, gids: *const u32, n: c_int) -> c_int;
 }
 // ANCHOR_END: helpers
 
+/// Where the users and their groups are listed: a passwd file and a group
+/// file, opened at load time (`passwd=` and `group=`).
+pub(crate) struct UserFiles {
+    /// `name:password:uid:gid:...`, one user a line.
+    pub(crate) passwd: File,
+    /// `name:password:gid:user,user,...`, one group a line.
+    pub(crate) group: File,
+}
+
 // ANCHOR: lookup
-/// The credentials of the user a `Tattach` names, looked up in `passwd`
-/// (read again at each attach: a user added since is found); `EACCES` if
-/// there is no such user.
-pub(crate) fn lookup(passwd: &File, who: Who<'_>) -> Result<User> {
+/// The credentials of the user a `Tattach` names, looked up in the passwd
+/// file, with the groups the group file lists the user in (both read again
+/// at each attach: a user or a membership added since is found); `EACCES`
+/// if there is no such user.
+pub(crate) fn lookup(files: &UserFiles, who: Who<'_>) -> Result<User> {
+    let users = read_all(&files.passwd)?;
+    let account = passwd::find(&users, who).ok_or(EACCES)?;
+    let mut gids = [0u32; MAX_GROUPS];
+    let groups = group::groups_of(&read_all(&files.group)?, account.name, account.gid, &mut gids);
+    User::new(account, groups)
+}
+
+/// The contents of a passwd or group file, at most `MAX_USER_FILE` bytes.
+fn read_all(file: &File) -> Result<KVVec<u8>> {
     let mut contents = KVVec::new();
     let mut chunk = [0u8; 512];
     loop {
-        let n = passwd.read_at(&mut chunk, contents.len() as u64)?;
+        let n = file.read_at(&mut chunk, contents.len() as u64)?;
         if n == 0 {
-            break;
+            return Ok(contents);
         }
-        if contents.len() + n > MAX_PASSWD {
+        if contents.len() + n > MAX_USER_FILE {
             return Err(EFBIG);
         }
         contents.extend_from_slice(chunk.get(..n).ok_or(EINVAL)?, GFP_KERNEL)?;
     }
-    User::new(passwd::find(&contents, who).ok_or(EACCES)?)
 }
 // ANCHOR_END: lookup
 
 impl File {
     /// Opens the file at the absolute `path` for reading, with the caller's
-    /// credentials (`insmod`'s: the passwd file is opened once, at load
-    /// time, where its path means what the administrator meant).
+    /// credentials (`insmod`'s: the passwd and group files are opened once,
+    /// at load time, where their paths mean what the administrator meant).
     pub(crate) fn open_regular(path: &CStr) -> Result<Self> {
         let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NOFOLLOW;
         // SAFETY: `path` is NUL-terminated; `filp_open` returns a new

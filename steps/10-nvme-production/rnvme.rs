@@ -84,6 +84,8 @@ mod disk;
 mod queue;
 // New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
 // deleted while open.
+#[path = "../../solutions/10-nvme-production/affinity.rs"]
+mod affinity;
 mod chardev;
 mod dma_map;
 #[path = "../../solutions/10-nvme-production/lingering.rs"]
@@ -304,6 +306,11 @@ impl pci::Driver for RNvmeDriver {
                     io_queues::register(vectors, io)?
                 },
                 // ANCHOR_END: io_fields
+                // Each I/O queue's interrupt on the CPU that submits to it.
+                _: {
+                    let placed = affinity::spread(vectors, io);
+                    dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
+                },
                 // What the nvme-cli nodes will need (it asks Identify
                 // Namespace for the block size: before the disk, whose
                 // first request may time out and stop the controller).

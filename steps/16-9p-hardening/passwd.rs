@@ -13,9 +13,12 @@
 #![forbid(unsafe_code)]
 
 // ANCHOR: account
-/// A user of the passwd file: the numbers the server's credentials take.
+/// A user of the passwd file: the numbers the server's credentials take,
+/// and the name its groups list (`group.rs`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) struct Account {
+pub(crate) struct Account<'a> {
+    /// The user's name.
+    pub(crate) name: &'a [u8],
     /// The user id.
     pub(crate) uid: u32,
     /// The primary group id.
@@ -37,7 +40,7 @@ pub(crate) enum Who<'a> {
 /// The account of `who` in `passwd` (a passwd file's contents); `None` if
 /// there is no such user. Lines that are not `name:pw:uid:gid...` with a
 /// non-empty name and decimal ids are skipped, never trusted in part.
-pub(crate) fn find(passwd: &[u8], who: Who<'_>) -> Option<Account> {
+pub(crate) fn find<'a>(passwd: &'a [u8], who: Who<'_>) -> Option<Account<'a>> {
     // TODO: Split `passwd` into lines (`split(|&c| c == b'\n')`), keep the
     // lines `parse_line` understands (`filter_map`), and return the account
     // of the first one that matches `who`: by uid for `Who::Uid`, by name
@@ -46,18 +49,18 @@ pub(crate) fn find(passwd: &[u8], who: Who<'_>) -> Option<Account> {
     None
 }
 
-/// The name and account of one line.
-fn parse_line(line: &[u8]) -> Option<(&[u8], Account)> {
+/// The account of one line.
+fn parse_line(line: &[u8]) -> Option<Account<'_>> {
     // TODO: Split the line at each `:`; the fields are name, password,
     // uid, gid (what follows does not matter). `None` if a field is
     // missing, an id is not `decimal`, the name is empty or the line is a
-    // comment (starts with `#`).
+    // comment (starts with `#`); else `Some(Account { name, uid, gid })`.
     let _ = line;
     None
 }
 
 /// A decimal number that fits a `u32` (`-1`, `0x10`, `99999999999`: `None`).
-fn decimal(s: &[u8]) -> Option<u32> {
+pub(crate) fn decimal(s: &[u8]) -> Option<u32> {
     // TODO: Digits only, at least one; fold them into a `u32` with
     // `checked_mul` and `checked_add`, so that a number too big is `None`
     // rather than a wrapped-around uid (uid 4294967296 must not be root).

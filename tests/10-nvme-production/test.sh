@@ -184,6 +184,20 @@ fio_verify "zero copy: buffers 512 bytes into a page (the first PRP entry has an
 expect_dmesg "Identify Controller's SGLS: QEMU's controller takes SGLs" "^rnvme $D0: the controller takes SGLs"
 hint "a request whose pages PRPs cannot describe is described by an SGL (PSDT 01b, Data Block descriptors, a Last Segment descriptor for the list)"
 is_ok "scattered 512-byte segments (no PRP shape): written and read back through an SGL" python3 "$HERE/iovec.py" "$DEV" $((56 << 20))
+hint "affinity::spread: I/O queue i+1's interrupt vector to CPU i, the CPU blk-mq maps to its hardware queue"
+expect_dmesg "each I/O queue's interrupt is sent to its CPU" "^rnvme $D0: $CPUS I/O queue interrupt\(s\) sent to their CPU"
+# irqs_on_cpu N: rnvme's interrupts so far on CPU N (/proc/interrupts).
+irqs_on_cpu() { awk -v c=$(($1 + 2)) '/rnvme/ { s += $c } END { print s + 0 }' /proc/interrupts; }
+last=$((CPUS - 1))
+b0=$(irqs_on_cpu 0) bl=$(irqs_on_cpu $last)
+fio --name=where --filename="$DEV" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=1 \
+	--cpus_allowed=$last --offset=8M --size=8M --number_ios=400 >/dev/null 2>&1
+d0=$(($(irqs_on_cpu 0) - b0)) dl=$(($(irqs_on_cpu $last) - bl))
+if [ "$dl" -ge 300 ] && [ $((d0 * 4)) -lt "$dl" ]; then
+	pass "reads submitted on CPU $last complete on CPU $last ($dl interrupts there, $d0 on CPU 0)"
+else
+	fail "reads submitted on CPU $last complete on CPU $last" "400 reads: $dl interrupts on CPU $last, $d0 on CPU 0" "$(grep rnvme /proc/interrupts)"
+fi
 hint "queue_rq: write the command, ring the doorbell only when is_last (commit_rqs rings what a stopped batch left)"
 t0=$(nvme_trace_lines)
 out=$(fio --name=batch --filename="$DEV" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=32 \

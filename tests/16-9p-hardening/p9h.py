@@ -215,6 +215,16 @@ def access(port):
     ok(body[4:] == b"for root\n", f"and reads it ({body[4:]!r})")
     ok(lopen_as(2, 12, ["alices"]) is None, "alice opens her own file (mode 600, owner 1000)")
     ok(lopen_as(3, 13, ["alices"]) == EACCES, "bob cannot: EACCES")
+    # Supplementary groups, from the server's group file: alice is a member
+    # of staff (2000), bob is not; a line with a field too many (2001,
+    # which lists alice) is skipped, not half-trusted.
+    ok(lopen_as(2, 30, ["staffonly"]) is None,
+       "alice opens a file of group staff (mode 640, owner 0): staff is a supplementary group of hers in the group file")
+    body = c.ok(TREAD, struct.pack("<IQI", 30, 0, 100))
+    ok(body[4:] == b"for staff\n", f"and reads it ({body[4:]!r})")
+    ok(lopen_as(3, 31, ["staffonly"]) == EACCES, "bob, not a member of staff, cannot: EACCES")
+    ok(lopen_as(2, 32, ["brokengroup"]) == EACCES,
+       "alice cannot open a file of a group whose line in the group file is malformed: EACCES")
     qids = c.walk(2, 14, ["closed", "inside"])
     e = reply_to(c, TGETATTR, struct.pack("<IQ", 14, 0x7FF))[0]
     ok(len(qids) == 1 and e == 9, "alice cannot walk into a directory of mode 700 owned by root (the walk stops before 'inside')",

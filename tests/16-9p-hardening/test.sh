@@ -44,6 +44,8 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 	mkfifo special/fifo
 	echo "for root" >rootonly && chmod 600 rootonly
 	echo "alice's" >alices && chown 1000:1000 alices && chmod 600 alices
+	echo "for staff" >staffonly && chown 0:2000 staffonly && chmod 640 staffonly
+	echo "for nobody" >brokengroup && chown 0:2001 brokengroup && chmod 640 brokengroup
 	echo inside >closed/inside && chmod 700 closed
 ) || fail "the fixture tree is built" "a command in the fixture script failed"
 # The users the server knows: its own passwd file, not the VM's. A mount
@@ -52,6 +54,10 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' '# a comment' 'broken:x:notanumber:1::/:' \
 	'alice:x:1000:1000::/home/alice:/bin/sh' 'bob:x:1001:1001::/home/bob:/bin/sh' \
 	'nobody:x:65534:65534:nobody:/nonexistent:/usr/sbin/nologin' >"$W/passwd"
+# And the groups: alice is a member of staff (2000) and wheel, bob of
+# neither; the line of 2001 has a field too many and must be skipped.
+printf '%s\n' 'root:x:0:' '# a comment' 'wheel:x:10:carol,alice' 'staff:x:2000:carol,alice,dave' \
+	'broken:x:2001:alice:extra' 'bob:x:1001:' 'nogroup:x:65534:' >"$W/group"
 
 # run_checks CMD...: every "ok WHAT" / "not-ok WHAT" line CMD prints is a
 # check (with the "# DETAIL" lines that follow a not-ok); a CMD that prints
@@ -80,6 +86,7 @@ hint "init checks each limit against its range (pr_err and EINVAL)"
 check_fails "insmod with max_conns=0 is refused" insmod "$KO" root="$EXPORT" max_conns=0
 check_fails "insmod with max_msize=4096 is refused" insmod "$KO" root="$EXPORT" max_msize=4096
 check_fails "insmod with idle_ms=10 is refused" insmod "$KO" root="$EXPORT" idle_ms=10
+check_fails "insmod with a group file that does not exist is refused" insmod "$KO" root="$EXPORT" group=/nonexistent
 
 # ---- limits -----------------------------------------------------------------------------
 mark
@@ -100,8 +107,8 @@ hint "the accept loop counts refusals (Connections::admit), serve() counts ETIME
 expect_dmesg "the server counted the refused and the stalled connections" 'stopped after [0-9]+ connections .*[1-9][0-9]* refused at the limit, 64 timed out'
 
 # ---- per-user access, Tflush, abrupt closes -------------------------------------------------
-load root="$EXPORT" passwd="$W/passwd" port=$PORT workers=2 max_conns=80 idle_ms=2000
-hint "user.rs: User::new builds the credentials, User::run installs them for one request; open_read_checked asks inode_permission; passwd.rs finds the user"
+load root="$EXPORT" passwd="$W/passwd" group="$W/group" port=$PORT workers=2 max_conns=80 idle_ms=2000
+hint "user.rs: User::new builds the credentials (and its groups, r9p_set_groups), User::run installs them for one request; open_read_checked asks inode_permission; passwd.rs finds the user"
 t0=$SECONDS
 run_checks $H access $PORT
 echo "# access took $((SECONDS - t0)) s"
@@ -116,6 +123,13 @@ if mount9p 65536 none 2>"$W/err"; then
 	check_fails "through a mount, uid 1000 cannot read it" as_alice cat "$MNT/rootonly"
 	check "through a mount, uid 1000 reads its own mode-600 file" as_alice grep -qx "alice's" "$MNT/alices"
 	check_fails "through a mount, uid 1000 cannot list a root-only directory" as_alice ls "$MNT/closed"
+	# The client's own check (generic_permission on the file's mode and
+	# gid, with the caller's groups) passes for both: the server decides,
+	# with the groups of its group file.
+	check "through a mount, uid 1000 reads a file of group staff (mode 640): staff is its supplementary group in the server's group file" \
+		setpriv --reuid=1000 --regid=1000 --groups=2000 grep -qx 'for staff' "$MNT/staffonly"
+	check_fails "through a mount, uid 1001 (not in staff there) cannot, though its process has group 2000" \
+		setpriv --reuid=1001 --regid=1001 --groups=2000 cat "$MNT/staffonly"
 	umount "$MNT"
 else
 	fail "mount as root (msize 65536, cache=none)" "$(cat "$W/err")" "$(excerpt)"
