@@ -2,9 +2,9 @@
 
 //! Completions where the requests came from.
 //!
-//! blk-mq gives each CPU a hardware queue (`blk_mq_map_queues`: with as
-//! many queues as CPUs, CPU `i` submits to hardware queue `i`, I/O queue
-//! `i + 1`). By default every interrupt vector goes to whichever CPU the
+//! blk-mq gives each CPU a hardware queue (`blk_mq_map_queues`, which
+//! groups CPUs by topology: CPU 1 may well get hardware queue 0; the tag
+//! set's map says). By default every interrupt vector goes to whichever CPU the
 //! kernel picks (usually CPU 0), so a request submitted on CPU 1 completes
 //! on CPU 0, which must then wake its task on CPU 1 with an inter-processor
 //! interrupt: a cross-CPU round trip per I/O, and, under emulation, a wait
@@ -15,32 +15,59 @@
 
 use kernel::{
     bindings,
-    cpu::CpuId,
+    block::mq::TagSet,
+    cpu::{
+        nr_cpu_ids,
+        CpuId, //
+    },
     cpumask::CpumaskVar,
     irq::IrqRequest,
     pci::IrqVectorRegistration,
     prelude::*,
+    sync::Arc,
 };
 
-use crate::io_queues::IoQueue;
+use crate::{
+    disk::NvmeDisk,
+    io_queues::IoQueue,
+};
 
 // ANCHOR: spread
-/// Sends the interrupts of I/O queue `i + 1` to CPU `i`, where its requests
-/// come from, when it has a vector of its own. Returns how many it placed.
-pub(crate) fn spread(vectors: &IrqVectorRegistration<'_>, io: &[IoQueue]) -> usize {
+/// Sends the interrupts of I/O queue `i + 1` (hardware queue `i`) to the
+/// CPUs that blk-mq maps to hardware queue `i`, where its requests come
+/// from, when it has a vector of its own. Returns how many it placed.
+pub(crate) fn spread(vectors: &IrqVectorRegistration<'_>, io: &[IoQueue], tag_set: &Arc<TagSet<NvmeDisk>>) -> usize {
+    // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
+    let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
+    // SAFETY: The tag set is alive (we hold an `Arc`); its default map
+    // (`HCTX_TYPE_DEFAULT`, 0) was filled in when it was allocated and has
+    // one entry per possible CPU, and blk-mq changes it only when CPUs come
+    // or go (then the affinity is only a hint that is out of date).
+    let map = unsafe { (*set).map[0].mq_map };
+    if map.is_null() {
+        return 0;
+    }
     let mut placed = 0;
     for (i, q) in io.iter().enumerate() {
         // One vector for several queues (or for all, with INTx): leave it.
         if io.iter().filter(|other| other.vector == q.vector).count() > 1 || q.vector == 0 {
             continue;
         }
-        let (Ok(vector), Some(cpu)) = (vectors.index(q.vector as usize), CpuId::from_u32(i as u32)) else {
+        let (Ok(vector), Ok(mut mask)) = (vectors.index(q.vector as usize), CpumaskVar::new_zero(GFP_KERNEL)) else {
             continue;
         };
-        let Ok(mut mask) = CpumaskVar::new_zero(GFP_KERNEL) else {
+        let mut cpus = 0;
+        for cpu in 0..nr_cpu_ids() {
+            // SAFETY: `cpu` is below `nr_cpu_ids`, the map's length.
+            let hctx = unsafe { *map.add(cpu as usize) };
+            if let (true, Some(id)) = (hctx as usize == i, CpuId::from_u32(cpu)) {
+                mask.set(id);
+                cpus += 1;
+            }
+        }
+        if cpus == 0 {
             continue;
-        };
-        mask.set(cpu);
+        }
         let irq = IrqRequest::from(vector).irq();
         // SAFETY: `irq` is one of this device's vectors, allocated for as
         // long as `vectors` lives; the kernel copies the mask.

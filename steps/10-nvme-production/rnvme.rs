@@ -306,11 +306,7 @@ impl pci::Driver for RNvmeDriver {
                     io_queues::register(vectors, io)?
                 },
                 // ANCHOR_END: io_fields
-                // Each I/O queue's interrupt on the CPU that submits to it.
-                _: {
-                    let placed = affinity::spread(vectors, io);
-                    dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
-                },
+
                 // What the nvme-cli nodes will need (it asks Identify
                 // Namespace for the block size: before the disk, whose
                 // first request may time out and stop the controller).
@@ -343,6 +339,14 @@ impl pci::Driver for RNvmeDriver {
                     new_mutex!(Some(disk::create(pdev, admin, io, id, cap, extra)?), "rnvme_disk")
                 },
                 // ANCHOR_END: disk_field
+                // Each I/O queue's interrupt to the CPUs that submit to it
+                // (the tag set's map says which).
+                _: {
+                    if let Some(d) = disk.lock().as_ref() {
+                        let placed = affinity::spread(vectors, io, &d._tag_set);
+                        dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
+                    }
+                },
                 // ANCHOR: nodes_field
                 // Last: the nodes user space may open at once.
                 nodes <- {

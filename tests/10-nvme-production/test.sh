@@ -184,7 +184,7 @@ fio_verify "zero copy: buffers 512 bytes into a page (the first PRP entry has an
 expect_dmesg "Identify Controller's SGLS: QEMU's controller takes SGLs" "^rnvme $D0: the controller takes SGLs"
 hint "a request whose pages PRPs cannot describe is described by an SGL (PSDT 01b, Data Block descriptors, a Last Segment descriptor for the list)"
 is_ok "scattered 512-byte segments (no PRP shape): written and read back through an SGL" python3 "$HERE/iovec.py" "$DEV" $((56 << 20))
-hint "affinity::spread: I/O queue i+1's interrupt vector to CPU i, the CPU blk-mq maps to its hardware queue"
+hint "affinity::spread: each I/O queue's interrupt vector to the CPUs the tag set's map sends to its hardware queue"
 expect_dmesg "each I/O queue's interrupt is sent to its CPU" "^rnvme $D0: $CPUS I/O queue interrupt\(s\) sent to their CPU"
 # irqs_on_cpu N: rnvme's interrupts so far on CPU N (/proc/interrupts).
 irqs_on_cpu() { awk -v c=$(($1 + 2)) '/rnvme/ { s += $c } END { print s + 0 }' /proc/interrupts; }
