@@ -591,8 +591,8 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> bool {
 }
 // ANCHOR_END: supports_sgl
 
-/// Identify Namespace 1.
-fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
+/// Identify Namespace 1 (the nvme-cli nodes ask it too).
+pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let cmd = Command::identify(CNS_NAMESPACE, NSID, page.dma_address());
     if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {

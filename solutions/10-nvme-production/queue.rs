@@ -297,7 +297,7 @@ impl Queue {
         // The entry, then the tail doorbell (an MMIO write, ordered after
         // the memory write), both under the lock: two submitters ring
         // their tails in the order of their slots.
-        io_project!(self.sq_mem, [try: usize::from(slot)]).copy_write(cmd.to_dwords(cid));
+        self.write_entry(slot, cmd.to_dwords(cid))?;
         self.ring_doorbell(rings.sq.tail(), self.sq_doorbell)?;
         rings.unrung = false;
 

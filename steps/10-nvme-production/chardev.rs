@@ -14,6 +14,7 @@ use kernel::{
     bindings,
     device::{
         Bound,
+        Core,
         Device, //
     },
     dma::Coherent,
@@ -24,6 +25,7 @@ use kernel::{
         MiscDeviceRegistration, //
     },
     new_mutex,
+    pci,
     prelude::*,
     sync::{
         aref::ARef,
@@ -38,14 +40,7 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        CNS_NAMESPACE, //
-    },
-    identify::{
-        IdNs,
-        IDENTIFY_SIZE, //
-    },
+    disk,
     passthru::{
         self,
         Direction,
@@ -55,7 +50,6 @@ use crate::{
     },
     prp,
     queue::Queue,
-    ADMIN_TIMEOUT,
 };
 
 /// The namespace the nodes show.
@@ -103,8 +97,9 @@ pub(crate) struct Controller {
 
 impl Controller {
     /// The controller behind the nodes: its admin queue and I/O queue 1.
-    pub(crate) fn new(dev: &Device<Bound>, admin: &Arc<Queue>, io: &Arc<Queue>) -> Result<Arc<Controller>> {
-        let block_size = namespace_block_size(dev, admin)?;
+    pub(crate) fn new(pdev: &pci::Device<Core<'_>>, admin: &Arc<Queue>, io: &Arc<Queue>) -> Result<Arc<Controller>> {
+        let block_size = disk::identify_namespace(pdev, admin)?.block_size().ok_or(EIO)?;
+        let dev: &Device<Bound> = pdev.as_ref();
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
             list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
@@ -179,21 +174,6 @@ impl Controller {
         Err(ENOSYS)
     }
     // ANCHOR_END: run
-}
-
-/// The logical block size of namespace 1 (Identify Namespace).
-fn namespace_block_size(dev: &Device<Bound>, admin: &Queue) -> Result<u32> {
-    let page = Coherent::<u8>::zeroed_slice(dev, IDENTIFY_SIZE, GFP_KERNEL)?;
-    let cmd = Command::identify(CNS_NAMESPACE, NSID, page.dma_address());
-    if let Err(e) = admin.submit(dev, &cmd, ADMIN_TIMEOUT) {
-        // A command that timed out may still write the page: stop the
-        // controller before the page is freed.
-        let _ = admin.disable_controller();
-        return Err(e);
-    }
-    // SAFETY: The controller wrote the page before its completion came, and
-    // no other command refers to it.
-    IdNs::parse(unsafe { page.as_ref() }).and_then(|ns| ns.block_size()).ok_or(EIO)
 }
 
 // ANCHOR: nodes

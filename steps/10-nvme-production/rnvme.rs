@@ -310,7 +310,7 @@ impl pci::Driver for RNvmeDriver {
                 // What the nvme-cli nodes will need (it asks Identify
                 // Namespace for the block size: before the disk, whose
                 // first request may time out and stop the controller).
-                ctrl: Controller::new(pdev.as_ref(), admin, &io.first().ok_or(ENODEV)?.queue)?,
+                ctrl: Controller::new(pdev, admin, &io.first().ok_or(ENODEV)?.queue)?,
                 // ANCHOR: watchdog_field
                 // The watchdog, before the disk: the block layer reads the
                 // partition table as soon as the disk exists, and a
