@@ -33,8 +33,9 @@ need_step = $(if $(STEP),,$(error say which stage, e.g. STEP=01 (see tests/)))
 # Which kernel flavour each command boots (see kernel/debug.config).
 RUN_FLAVOUR := $(if $(filter-out 0,$(DEBUG)),debug,fast)
 CHECK_FLAVOUR := $(if $(filter-out 0,$(FAST)),fast,debug)
-# `make setup` if anything that flavour needs is missing (cheap when not).
-ensure = @RKW_FLAVOUR=$(1) $(REPO)scripts/ensure-setup.sh
+# ensure FLAVOUR,WHY[,VARS]: `make setup` for what this command uses, if it
+# is missing (cheap when not); it announces a kernel build before it starts.
+ensure = @RKW_FLAVOUR=$(1) RKW_WHY='$(2)' RKW_STEP='$(STEP)' $(3) $(REPO)scripts/ensure-setup.sh
 
 .PHONY: help setup build run check test book bench fuzz clean
 help:
@@ -45,31 +46,31 @@ setup:
 
 build:
 	$(need_step)
-	$(call ensure,debug)
-	@$(REPO)scripts/build-stage.sh $(FROM) $(STEP)
+	$(call ensure,$(RUN_FLAVOUR),make build)
+	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/build-stage.sh $(FROM) $(STEP)
 
 run:
 	$(need_step)
-	$(call ensure,$(RUN_FLAVOUR))
+	$(call ensure,$(RUN_FLAVOUR),make run)
 	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/run.sh $(FROM) $(STEP) $(if $(CMD),--exec "$(CMD)")
 
 check:
 	$(need_step)
-	$(call ensure,$(CHECK_FLAVOUR))
+	$(call ensure,$(CHECK_FLAVOUR),make check)
 	@RKW_FLAVOUR=$(CHECK_FLAVOUR) $(REPO)scripts/test.sh --learner $(STEP)
 
 test:
-	$(call ensure,debug)
-	$(call ensure,fast)
+	$(call ensure,debug,make test,RKW_NEED_BOOK=1)
+	$(call ensure,fast,make test)
 	@$(REPO)scripts/test.sh $(STEP)
 
 book:
-	@[ -x "$$(. $(REPO)scripts/common.sh && echo $$MDBOOK)" ] || RKW_SETUP_FLAVOURS=none $(REPO)scripts/setup.sh
+	$(call ensure,fast,make book,RKW_NEED=book)
 	@$(REPO)scripts/book.sh
 
 bench:
-	$(call ensure,fast)
-	$(call ensure,debug)
+	$(call ensure,fast,make bench)
+	$(call ensure,debug,make bench)
 	@$(REPO)scripts/bench.sh $(STEP)
 
 fuzz:

@@ -21,20 +21,37 @@ as_root() {
 }
 
 # ---- 1. Debian packages ------------------------------------------------------
-DEB_PACKAGES=(
+# In groups, so that each command installs only what it uses (RKW_SETUP_ONLY,
+# RKW_SETUP_STAGE_TOOLS below): `make book` and the host-only stage 14 need
+# no kernel and no VM; stage 01 needs no fio.
+DEB_RUST=(
 	rustc-web rust-web-src cargo-web # the kernel's Rust compiler + core source
 	rust-web-clippy rustfmt-web        # CLIPPY=1 and rustfmt of the same release
+	gcc ca-certificates                # cargo install's linker; crates.io over TLS
+)
+DEB_KERNEL=(
 	"clang$LLVM_SUFFIX" "lld$LLVM_SUFFIX" "llvm$LLVM_SUFFIX" "libclang$LLVM_SUFFIX-dev"
 	make bc bison flex libelf-dev libssl-dev cpio lz4 xz-utils kmod
+	debian-archive-keyring            # the kernel source comes from Debian's own archive
 	qemu-system-x86 python3-venv      # the VM
 	udev iproute2 file procps         # virtme-ng's guest init (udevd, `ip link set lo up`) and host side (`file`)
-	fio nvme-cli diod                 # tools of the NVMe and 9P stages
-	gcc g++ git ca-certificates       # cargo install, fuzzing
-	debian-archive-keyring            # the kernel source comes from Debian's own archive
 )
+DEB_STAGE_TOOLS=(
+	fio nvme-cli diod # tools of the NVMe and 9P stages (04-16)
+	g++ git           # fuzzing
+)
+deb_packages() { # the packages this run installs
+	case "${RKW_SETUP_ONLY:-}" in
+	host | book) echo "${DEB_RUST[@]}" ;;
+	*)
+		echo "${DEB_RUST[@]}" "${DEB_KERNEL[@]}"
+		[ "${RKW_SETUP_STAGE_TOOLS:-1}" = 0 ] || echo "${DEB_STAGE_TOOLS[@]}"
+		;;
+	esac
+}
 apt_packages() {
-	local missing=()
-	for p in "${DEB_PACKAGES[@]}"; do
+	local missing=() p
+	for p in $(deb_packages); do
 		dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q 'install ok installed' || missing+=("$p")
 	done
 	if [ ${#missing[@]} -gt 0 ]; then
@@ -63,7 +80,7 @@ $(tail -5 "$CACHE/logs/apt.log")"
 	esac
 	[ "$have" = "$RUSTC_DEB_TESTED" ] || note "rustc-web $have (tested with $RUSTC_DEB_TESTED): a security update; the kernel will be rebuilt for it"
 	note "rustc: $("$RUSTC" --version)"
-	host_check
+	[ -n "${RKW_SETUP_ONLY:-}" ] || host_check
 }
 
 # ---- 2. crates.io tools (bindgen, mdbook) -------------------------------------
@@ -78,8 +95,16 @@ cargo_tool() { # cargo_tool CRATE VERSION BINARY
 		die "cargo install $crate@$ver failed (log: $CACHE/logs/cargo-$crate.log): is crates.io reachable? Re-run make setup to retry."
 }
 crate_tools() {
-	cargo_tool bindgen-cli "$BINDGEN_VERSION" bindgen
-	cargo_tool mdbook "$MDBOOK_VERSION" mdbook
+	# bindgen builds the kernel; mdbook only the book (`make book`, `make
+	# test`, a full `make setup`): a first `make run` does not wait for it.
+	case "${RKW_SETUP_ONLY:-}" in
+	host) ;;
+	book) cargo_tool mdbook "$MDBOOK_VERSION" mdbook ;;
+	*)
+		cargo_tool bindgen-cli "$BINDGEN_VERSION" bindgen
+		[ "${RKW_SETUP_BOOK:-1}" = 0 ] || cargo_tool mdbook "$MDBOOK_VERSION" mdbook
+		;;
+	esac
 	rm -rf "$CACHE/cargo-target"
 }
 
@@ -181,10 +206,15 @@ $(tail -5 "$CACHE/logs/kernel-build-$flavour.log")"
 say "make setup (cache: $CACHE)"
 timed "Debian packages" apt_packages
 timed "crates.io tools" crate_tools
+if [ -n "${RKW_SETUP_ONLY:-}" ]; then
+	# host: Debian's Rust for the host tests (stage 14); book: + mdbook.
+	say "setup ($RKW_SETUP_ONLY only) done in $(($(date +%s) - T_ALL)) s"
+	exit 0
+fi
 timed "virtme-ng" virtme
 [ -n "${KDIR:-}" ] || [ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "kernel source" kernel_source
 # `make setup` builds both flavours; `make run`/`make test` only theirs.
-# (RKW_SETUP_FLAVOURS=none: the tools only, e.g. for `make book`.)
+# (RKW_SETUP_FLAVOURS=none: the tools only.)
 for flavour in ${RKW_SETUP_FLAVOURS:-fast debug}; do
 	[ "$flavour" = none ] || timed "kernel build ($flavour)" kernel_build "$flavour"
 done
