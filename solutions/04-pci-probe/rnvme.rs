@@ -62,7 +62,6 @@ impl pci::Driver for RNvmeDriver {
         let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
         let vs = bar.read(regs::VS);
         log_identity(pdev, &cap, &vs);
-        // ANCHOR_END: probe
         if !cap.supports_nvm() {
             dev_err!(pdev, "the NVM command set is not supported\n");
             return Err(ENODEV);
@@ -70,6 +69,7 @@ impl pci::Driver for RNvmeDriver {
 
         Ok(RNvme { pdev, bar, cap })
     }
+    // ANCHOR_END: probe
 
     // ANCHOR: unbind
     fn unbind<'b>(_pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {

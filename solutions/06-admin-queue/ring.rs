@@ -97,6 +97,7 @@ impl CqRing {
         phase == self.phase
     }
 
+    // ANCHOR: advance
     /// Consumes the entry at `head()`; flips the expected phase on wrap.
     pub(crate) fn advance(&mut self) {
         self.head += 1;
@@ -105,5 +106,6 @@ impl CqRing {
             self.phase = !self.phase;
         }
     }
+    // ANCHOR_END: advance
 }
 // ANCHOR_END: cq

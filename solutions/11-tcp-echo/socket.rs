@@ -147,6 +147,7 @@ impl TcpListener {
     }
     // ANCHOR_END: listen
 
+    // ANCHOR: accept
     /// Waits for a connection and returns it.
     ///
     /// Fails with `EINVAL` once [`TcpListener::shutdown`] has been called
@@ -167,6 +168,7 @@ impl TcpListener {
     pub(crate) fn shutdown(&self) -> Result {
         self.sock.shutdown()
     }
+    // ANCHOR_END: accept
 }
 // ANCHOR_END: listener
 

@@ -114,6 +114,7 @@ pub(crate) fn sleep(duration: Delta) -> Result<Sleep> {
     })
 }
 
+// ANCHOR: sleep_poll
 impl Future for Sleep {
     type Output = ();
 
@@ -134,4 +135,5 @@ impl Future for Sleep {
         Poll::Pending
     }
 }
+// ANCHOR_END: sleep_poll
 // ANCHOR_END: sleep

@@ -68,6 +68,7 @@ impl pci::Driver for RNvmeDriver {
         let _ = (pdev, log_identity);
         Err::<RNvme<'b>, _>(ENOSYS)
     }
+    // ANCHOR_END: probe
 
     // ANCHOR: unbind
     fn unbind<'b>(_pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {

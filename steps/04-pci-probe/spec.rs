@@ -34,6 +34,7 @@ const fn bits(raw: u64, hi: u32, lo: u32) -> u64 {
 }
 
 impl Cap {
+    // ANCHOR: from_raw
     /// Decodes the raw 64-bit register.
     pub(crate) const fn from_raw(raw: u64) -> Cap {
         // TODO: Decode each field from its bit range (NVMe 1.4, 3.1.1; the
@@ -50,6 +51,7 @@ impl Cap {
             mpsmax: 0,
         }
     }
+    // ANCHOR_END: from_raw
 
     /// The most entries a queue may have (MQES is 0's based).
     pub(crate) const fn max_queue_entries(&self) -> u32 {

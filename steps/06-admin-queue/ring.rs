@@ -97,11 +97,13 @@ impl CqRing {
         phase == self.phase
     }
 
+    // ANCHOR: advance
     /// Consumes the entry at `head()`; flips the expected phase on wrap.
     pub(crate) fn advance(&mut self) {
         // TODO: Move `head` to the next slot. When it wraps back to 0, the
         // controller's next pass writes the opposite phase tag: flip
         // `self.phase` then, and only then.
     }
+    // ANCHOR_END: advance
 }
 // ANCHOR_END: cq
