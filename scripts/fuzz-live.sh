@@ -38,10 +38,9 @@ RKW_VM_TIMEOUT=$((TEST_SECONDS + 180)) RKW_VM_APPEND=$APPEND RKW_VM_LOG="$LOGS/l
 	"$REPO/scripts/vm.sh" --stage "$STAGE" \
 	--exec "RKW_FUZZ_COUNT=$COUNT RKW_FUZZ_SEED=$SEED RKW_TEST_TIMEOUT=$TEST_SECONDS bash tests/guest-run.sh $STAGE:solutions" \
 	>"$LOG" 2>&1
-grep -aE '^RKW:(ok|not-ok) |^#' "$LOG" | sed -e 's/^RKW:ok /ok   /' -e 's/^RKW:not-ok /FAIL /'
-passed=$(grep -ac '^RKW:ok ' "$LOG")
-failed=$(grep -ac '^RKW:not-ok ' "$LOG")
-grep -aq "^RKW:end $STAGE solutions" "$LOG" || {
+python3 "$REPO/scripts/ktap.py" report "$LOG" "$STAGE" solutions
+read -r passed failed _ ended < <(python3 "$REPO/scripts/ktap.py" counts "$LOG" "$STAGE" solutions)
+[ "$ended" = 1 ] || {
 	failed=$((failed + 1))
 	echo "FAIL the VM run finished (see ${LOG#"$REPO"/})"
 }

@@ -49,38 +49,24 @@ stages() {
 	fi
 }
 
-# section STAGE TREE LOG: the lines of one tree's run in a VM log, between
-# its RKW:begin and RKW:end markers.
-section() {
-	awk -v b="RKW:begin $1 $2" -v e="RKW:end $1 $2" '$0 == b { on = 1; next } $0 == e { on = 0 } on' "$3"
-}
-
-# count STAGE TREE LOG: "pass fail ended" of one tree's run in a VM log.
-count() {
-	local lines ended=0
-	lines=$(section "$@")
-	grep -qx "RKW:end $1 $2" "$3" && ended=1
-	echo "$(grep -c '^RKW:ok ' <<<"$lines") $(grep -c '^RKW:not-ok ' <<<"$lines") $ended"
-}
+# The guest's results are KTAP (tests/lib.sh, tests/guest-run.sh), read by
+# one parser, scripts/ktap.py.
+# count STAGE TREE LOG: "pass fail skip ended" of one tree's run in a VM log.
+count() { python3 "$REPO/scripts/ktap.py" counts "$3" "$1" "$2"; }
 
 # details STAGE TREE LOG: the failed checks of one tree, with their explanations.
-details() {
-	section "$@" | awk '
-		/^RKW:not-ok / { show = 1; sub(/^RKW:not-ok /, "x "); print; next }
-		/^RKW:ok / { show = 0; next }
-		show && /^#/ { print }'
-}
+details() { python3 "$REPO/scripts/ktap.py" details "$3" "$1" "$2"; }
 
 # judge STAGE TREE LOG: the stage's guest-side results for one tree.
 judge() {
-	local stage=$1 tree=$2 log=$3 p f ended
-	read -r p f ended < <(count "$stage" "$tree" "$log")
+	local stage=$1 tree=$2 log=$3 p f sk ended
+	read -r p f sk ended < <(count "$stage" "$tree" "$log")
 	local total=$((p + f))
 	if [ "$tree" = solutions ]; then
 		if [ "$ended" = 1 ] && [ "$f" = 0 ] && [ "$p" -gt 0 ]; then
 			ok "$stage: solution passes its test ($p/$total checks)"
 		elif [ "$ended" != 1 ]; then
-			notok "$stage: solution passes its test (its VM run did not finish)" "$(grep -E 'RKW:vm-timeout|RKW:stop|Kernel panic|BUG:|Oops' "$log" | head -5; tail -20 "$log")"
+			notok "$stage: solution passes its test (its VM run did not finish)" "$(grep -E 'RKW:vm-timeout|# SKIP kernel tainted|Kernel panic|BUG:|Oops' "$log" | head -5; tail -20 "$log")"
 		else
 			notok "$stage: solution passes its test ($f of $total checks fail)" "$(details "$stage" "$tree" "$log")"
 		fi
@@ -237,8 +223,10 @@ run_boots() {
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
 		local rest=()
+		local reached
+		reached=$(python3 "$REPO/scripts/ktap.py" reached "$log")
 		for r in "${pending[@]}"; do
-			grep -q "^RKW:begin ${r%%:*} " "$log" || rest+=("$r")
+			grep -q "^${r%%:*} " <<<"$reached" || rest+=("$r")
 		done
 		[ ${#rest[@]} -lt ${#pending[@]} ] || break # no progress at all: give up
 		pending=("${rest[@]}")
@@ -256,11 +244,13 @@ after_vm() {
 		stage=${r%%:*} trees=${r#*:}
 		[ -f "$REPO/tests/$stage/after-vm.sh" ] || continue
 		for t in ${trees//,/ }; do
-			grep -qx "RKW:end $stage $t" "$log" || continue
+			[ "$(count "$stage" "$t" "$log" | cut -d' ' -f4)" = 1 ] || continue
 			{
-				echo "RKW:begin $stage $t"
-				bash "$REPO/tests/$stage/after-vm.sh" "$t" "$keep" 2>&1
-				echo "RKW:end $stage $t"
+				printf 'KTAP version 1\n# host side, after the VM\n1..1\n'
+				echo "    KTAP version 1"
+				echo "    # Subtest: $stage $t"
+				bash "$REPO/tests/$stage/after-vm.sh" "$t" "$keep" 2>&1 | sed 's/^/    /'
+				echo "ok 1 $stage $t"
 			} >>"$log"
 		done
 	done
@@ -284,25 +274,19 @@ judge_vms() {
 
 # make check: every check of the learner's run, with what went wrong and a hint.
 learner_report() {
-	local stage=$1 log=$2
-	if ! grep -q "^RKW:end $stage steps" "$log"; then
+	local stage=$1 log=$2 p f sk ended
+	read -r p f sk ended < <(count "$stage" steps "$log")
+	if [ "$ended" != 1 ] && [ $((p + f + sk)) = 0 ]; then
 		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped early; its last lines:"; tail -25 "$log")"
 		return
 	fi
-	section "$stage" steps "$log" |
-		while IFS= read -r line; do
-			case "$line" in
-			RKW:ok\ *) printf '\033[32m  ✓\033[0m %s\n' "${line#RKW:ok }" ;;
-			RKW:not-ok\ *) printf '\033[31m  ✗\033[0m %s\n' "${line#RKW:not-ok }" ;;
-			\#*) printf '      %s\n' "${line#\#   }" ;;
-			esac
-		done
-	local p f ended
-	read -r p f ended < <(count "$stage" steps "$log")
+	python3 "$REPO/scripts/ktap.py" report "$log" "$stage" steps
 	# The learner's closing line counts the checks above, one by one.
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
-	if [ "$f" = 0 ]; then
+	if [ "$ended" != 1 ]; then
+		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$log")"
+	elif [ "$f" = 0 ]; then
 		say "$stage: all $p checks pass. Well done! On to the next chapter."
 	else
 		say "$stage: $f of $((p + f)) checks fail: see the ✗ lines above (full VM log: ${log#"$REPO"/})"

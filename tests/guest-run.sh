@@ -1,41 +1,64 @@
 #!/bin/bash
 # Runs inside the VM: test stages' modules, one tree after the other, all in
 # one boot. Usage: guest-run.sh NN-name:tree[,tree]...
-# Output per stage and tree: RKW:begin STAGE TREE, the test's RKW:ok /
-# RKW:not-ok lines, RKW:end STAGE TREE. If a test left the kernel tainted (an
-# oops, a warning), the rest would be judged on a broken kernel: print
-# RKW:stop and end, and the host boots a fresh VM for the remaining stages.
+# Output: one KTAP document (Documentation/dev-tools/ktap.rst) per boot; each
+# stage's tree is a subtest, its checks indented under "# Subtest: STAGE
+# TREE", closed by "ok N STAGE TREE" or "not ok N STAGE TREE". If a test left
+# the kernel tainted (an oops, a warning), the rest would be judged on a
+# broken kernel: they are reported "# SKIP", and the host boots a fresh VM for
+# them (scripts/test.sh; scripts/ktap.py reads the results).
 cd "$(dirname "$0")/.." || exit 1
 export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
 
 # shellcheck source=health.sh
 . tests/health.sh
 
-echo "RKW:guest-up $(uname -r)"
+runs=()
 for arg in "$@"; do
-	STAGE=${arg%%:*}
+	trees=${arg#*:}
+	for t in ${trees//,/ }; do runs+=("${arg%%:*} $t"); done
+done
+echo "KTAP version 1"
+echo "# guest kernel $(uname -r)"
+echo "1..${#runs[@]}"
+n=0 stop=""
+for run in "${runs[@]}"; do
+	n=$((n + 1))
+	read -r STAGE t <<<"$run"
+	if [ -z "$stop" ] && [ "$(bad_taint)" -ne 0 ]; then
+		stop="kernel tainted ($(cat /proc/sys/kernel/tainted)) before $STAGE $t: a fresh VM runs it"
+	fi
+	if [ -n "$stop" ]; then
+		echo "ok $n $STAGE $t # SKIP $stop"
+		continue
+	fi
 	MODULE="" DEVICES="" KMEMLEAK="" TIMEOUT=""
 	# shellcheck disable=SC1090
 	. "tests/$STAGE/stage.env"
 	RKW_STAGE_DEVICES=$DEVICES RKW_STAGE_KMEMLEAK=$KMEMLEAK
 	export MODULE RKW_STAGE_DEVICES RKW_STAGE_KMEMLEAK
-	trees=${arg#*:}
-	for t in ${trees//,/ }; do
-		if [ "$(bad_taint)" -ne 0 ]; then
-			echo "RKW:stop kernel tainted ($(cat /proc/sys/kernel/tainted)) before $STAGE $t"
-			exit 0
+	echo "    KTAP version 1"
+	echo "    # Subtest: $STAGE $t"
+	out=$(mktemp)
+	KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
+	if [ -z "$KO" ]; then
+		echo "not ok 1 $MODULE.ko was built" | tee "$out"
+	else
+		KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
+			tee "$out" | sed -u 's/^/    /'
+		rc=${PIPESTATUS[0]}
+		if [ "$rc" -ne 0 ]; then
+			last=$(grep -cE '^(not )?ok [0-9]+ ' "$out")
+			echo "not ok $((last + 1)) the test script finished (exit status $rc$([ "$rc" = 124 ] && echo ": timed out after ${TIMEOUT:-240} s"))" |
+				tee -a "$out" | sed 's/^/    /'
 		fi
-		echo "RKW:begin $STAGE $t"
-		KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
-		if [ -z "$KO" ]; then
-			echo "RKW:not-ok $MODULE.ko was built"
-		else
-			KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}" bash "tests/$STAGE/test.sh" "$t" ||
-				echo "RKW:not-ok the test script finished (exit status $?)"
-		fi
-		# A module the test left behind would spoil the next run.
-		grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
-		echo "RKW:end $STAGE $t"
-	done
+	fi
+	# A module the test left behind would spoil the next run.
+	grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
+	if grep -qE '^not ok [0-9]+ ' "$out"; then
+		echo "not ok $n $STAGE $t"
+	else
+		echo "ok $n $STAGE $t"
+	fi
+	rm -f "$out"
 done
-echo "RKW:all-done"

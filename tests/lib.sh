@@ -1,10 +1,12 @@
 # The stage-test library. Stage tests (tests/NN-name/test.sh) source it and
-# run as root inside the workshop VM. Every check prints one line the host
-# counts:
-#     RKW:ok <what was checked>
-#     RKW:not-ok <what was checked>
-# followed, on failure, by "#   " lines: what went wrong, a hint, a dmesg
-# excerpt.
+# run as root inside the workshop VM. Results are KTAP (the kernel's test
+# format, Documentation/dev-tools/ktap.rst), one line per check:
+#     ok 3 <what was checked>
+#     not ok 4 <what was checked>
+#     ok 5 <what was checked> # SKIP <why it could not run>
+# A failed check is followed by "# " lines: what was expected, what came, the
+# hint, a dmesg excerpt. guest-run.sh makes each tree's run a subtest of the
+# boot's KTAP document; scripts/ktap.py reads it on the host.
 # shellcheck shell=bash
 
 : "${MODULE:?stage.env must set MODULE}"
@@ -15,30 +17,53 @@
 
 RKW_PASS=0
 RKW_FAIL=0
+RKW_SKIP=0
+RKW_N=0
 RKW_MARK=""
 RKW_HINT=""
+RKW_LOADED=0
 
 # ---- results -------------------------------------------------------------------
-pass() {
-	RKW_PASS=$((RKW_PASS + 1))
-	echo "RKW:ok $1"
+# ktap_desc TEXT: a check's description as KTAP allows it (no "#", one line).
+ktap_desc() {
+	local d=${1//$'\n'/ }
+	printf '%s' "${d//#/no.}"
 }
 
-# fail DESC [DETAIL...]: record a failed check, with details and the hint.
-fail() {
-	RKW_FAIL=$((RKW_FAIL + 1))
-	echo "RKW:not-ok $1"
-	shift
+# diag LINE...: "# " diagnostic lines (each argument may hold several lines).
+diag() {
 	local line
 	for line in "$@"; do
-		[ -n "$line" ] && printf '%s\n' "$line" | sed 's/^/#   /'
+		[ -n "$line" ] && printf '%s\n' "$line" | sed 's/^/# /'
 	done
-	[ -n "$RKW_HINT" ] && echo "#   hint: $RKW_HINT"
-	RKW_HINT=""
 	return 0
 }
 
-# hint TEXT: shown if the next check fails.
+pass() {
+	RKW_PASS=$((RKW_PASS + 1)) RKW_N=$((RKW_N + 1))
+	echo "ok $RKW_N $(ktap_desc "$1")"
+}
+
+# fail DESC [DETAIL...]: record a failed check, with its details (say what
+# was expected and what came) and the hint of the checks it belongs to.
+fail() {
+	RKW_FAIL=$((RKW_FAIL + 1)) RKW_N=$((RKW_N + 1))
+	echo "not ok $RKW_N $(ktap_desc "$1")"
+	shift
+	diag "$@"
+	[ -z "$RKW_HINT" ] || echo "# hint: $RKW_HINT"
+	return 0
+}
+
+# skip DESC REASON: a check that cannot run here (e.g. kmemleak on the fast
+# kernel); it neither passes nor fails.
+skip() {
+	RKW_SKIP=$((RKW_SKIP + 1)) RKW_N=$((RKW_N + 1))
+	echo "ok $RKW_N $(ktap_desc "$1") # SKIP $(ktap_desc "$2")"
+}
+
+# hint TEXT: shown with every check after it that fails, until the next hint
+# (hint "" for checks that need none).
 hint() { RKW_HINT=$1; }
 
 # ---- the kernel log --------------------------------------------------------------
@@ -69,7 +94,11 @@ check() {
 	local desc=$1 out rc=0
 	shift
 	out=$("$@" 2>&1) || rc=$?
-	if [ $rc -eq 0 ]; then pass "$desc"; else fail "$desc" "\`$*\` exited with $rc: $out" "$(excerpt 10)"; fi
+	if [ $rc -eq 0 ]; then
+		pass "$desc"
+	else
+		fail "$desc" "expected: \`$*\` succeeds" "got: exit status $rc${out:+: $out}" "$(excerpt 10)"
+	fi
 	return $rc
 }
 
@@ -78,7 +107,11 @@ check_fails() {
 	local desc=$1 out rc=0
 	shift
 	out=$("$@" 2>&1) || rc=$?
-	if [ $rc -ne 0 ]; then pass "$desc"; else fail "$desc" "\`$*\` succeeded, it should have failed: $out"; fi
+	if [ $rc -ne 0 ]; then
+		pass "$desc"
+	else
+		fail "$desc" "expected: \`$*\` fails" "got: it succeeded${out:+: $out}"
+	fi
 }
 
 # expect_dmesg DESC REGEX: the kernel logged a line matching REGEX since the mark.
@@ -86,7 +119,7 @@ expect_dmesg() {
 	if dmesg_since_mark | grep -qE -- "$2"; then
 		pass "$1"
 	else
-		fail "$1" "expected a kernel log line matching: $2" "$(excerpt)"
+		fail "$1" "expected: a kernel log line matching $2" "got: none" "$(excerpt)"
 	fi
 }
 
@@ -102,18 +135,20 @@ wait_dmesg() {
 		[ $SECONDS -lt $deadline ] || break
 		sleep 0.2
 	done
-	fail "$1" "no kernel log line matching $2 within $3 s" "$(excerpt)"
+	fail "$1" "expected: a kernel log line matching $2 within $3 s" "got: none" "$(excerpt)"
 	return 1
 }
 
-# wait_progress DESC DONE_REGEX PROGRESS_REGEX STALL_SECONDS [CAP_SECONDS]:
+# wait_progress DESC DONE_REGEX PROGRESS_REGEX STALL_SECONDS [CAP_SECONDS [FIRST_SECONDS]]:
 # like wait_dmesg, for long work that logs progress lines (PROGRESS_REGEX):
 # it waits as long as the progress moves, and fails only when no new
 # progress line came for STALL_SECONDS ("stuck"), or after CAP_SECONDS
 # (default 150) in all ("too slow"). A busy or emulated machine is slow, a
 # lost wakeup is stuck: the failure says which, with the last progress line.
+# The first progress line must come within FIRST_SECONDS (default: STALL):
+# work that never starts (an untouched skeleton) fails early.
 wait_progress() {
-	local desc=$1 done_re=$2 prog_re=$3 stall=$4 cap=${5:-150}
+	local desc=$1 done_re=$2 prog_re=$3 stall=$4 cap=${5:-150} first=${6:-$4}
 	local t0=$SECONDS last=$SECONDS seen=0 n log
 	while :; do
 		log=$(dmesg_since_mark)
@@ -124,6 +159,10 @@ wait_progress() {
 		n=$(grep -cE -- "$prog_re" <<<"$log")
 		if [ "$n" -gt "$seen" ]; then
 			seen=$n last=$SECONDS
+		fi
+		if [ "$seen" = 0 ] && [ $((SECONDS - t0)) -ge "$first" ]; then
+			fail "$desc" "expected: progress lines within $first s" "got: none: the work never started" "$(excerpt)"
+			return 1
 		fi
 		if [ $((SECONDS - last)) -ge "$stall" ]; then
 			fail "$desc" "stuck: no progress for $stall s after $((SECONDS - t0)) s; the last progress line: $(grep -E -- "$prog_re" <<<"$log" | tail -1 || true)" "$(excerpt)"
@@ -140,7 +179,7 @@ wait_progress() {
 # expect_no_dmesg DESC REGEX: the kernel logged no line matching REGEX.
 expect_no_dmesg() {
 	if dmesg_since_mark | grep -qE -- "$2"; then
-		fail "$1" "unexpected kernel log line matching $2:" "$(dmesg_since_mark | grep -E -- "$2" | head -5)"
+		fail "$1" "expected: no kernel log line matching $2" "got:" "$(dmesg_since_mark | grep -E -- "$2" | head -5)"
 	else
 		pass "$1"
 	fi
@@ -152,7 +191,7 @@ is_ok() {
 	local desc=$1 out
 	shift
 	out=$("$@" 2>&1)
-	if [[ "$out" == ok* ]]; then pass "$desc ($out)"; else fail "$desc" "$out" "$(excerpt 10)"; fi
+	if [[ "$out" == ok* ]]; then pass "$desc ($out)"; else fail "$desc" "expected: \`$*\` prints ok" "got: $out" "$(excerpt 10)"; fi
 }
 
 # wait_ready FILE TENTHS: wait up to TENTHS tenths of a second until a client
@@ -167,9 +206,20 @@ wait_ready() {
 }
 
 # ---- the module --------------------------------------------------------------------
-# load [PARAM=VALUE...]: insmod the module under test.
+# load [PARAM=VALUE...]: insmod the module under test. If the module has
+# never loaded in this run, the checks after it cannot mean anything: the
+# stage says so and stops (with its closing checks).
 load() {
-	check "insmod $MODULE $*" insmod "$KO" "$@"
+	if check "insmod $MODULE $*" insmod "$KO" "$@"; then
+		RKW_LOADED=1
+		return 0
+	fi
+	if [ "$RKW_LOADED" = 0 ]; then
+		echo "# the module did not load: the checks that need it cannot run, so this stage stops here"
+		finish
+		exit 0
+	fi
+	return 1
 }
 
 # unload: rmmod it.
@@ -274,7 +324,6 @@ traced_admin_cmds() {
 		sed -nE 's/.*pci_nvme_admin_cmd cid ([0-9]+) sqid [0-9]+ opc (0x[0-9a-f]+).*/\1 \2/p'
 }
 
-# finish: the closing checks of this tree's run.
 # ---- leaks ---------------------------------------------------------------------
 # Stages with KMEMLEAK=yes in stage.env run in a boot with kmemleak=on
 # (scripts/test.sh). At the start the test forgets older reports (clear); at
@@ -287,7 +336,8 @@ kmemleak_on() { grep -qw kmemleak=on /proc/cmdline && [ -w "$KMEMLEAK_FILE" ]; }
 
 no_leaks() {
 	if ! kmemleak_on; then
-		echo "#   (kmemleak is not on in this boot, so no leak check: the fast kernel has no kmemleak; make check STEP=NN without FAST=1 checks for leaks)"
+		skip "kmemleak: nothing the module allocated is left after rmmod" \
+			"kmemleak is not on in this boot (the fast kernel has none; make check without FAST=1 checks for leaks)"
 		return 0
 	fi
 	# kmemleak ignores objects younger than 5 s; two scans, as its
@@ -311,12 +361,15 @@ no_leaks() {
 	fi
 }
 
+# finish: the closing checks of this tree's run, then KTAP's totals line.
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
 	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && no_leaks
+	hint "read the first report from its top: the book's debugging chapter shows how"
 	kernel_is_clean
+	hint "QEMU's trace line names what the driver did against the NVMe specification"
 	[[ " ${RKW_STAGE_DEVICES:-} " =~ \ nvme[\ :] ]] && nvme_trace_is_clean
-	echo "RKW:done $RKW_PASS $RKW_FAIL"
+	echo "# Totals: pass:$RKW_PASS fail:$RKW_FAIL xfail:0 xpass:0 skip:$RKW_SKIP error:0"
 }
 
 RKW_TRACE_START=$(nvme_trace_lines)

@@ -44,6 +44,15 @@ def main(cmd):
             if libc.write(fd, 16, 100) < 0:
                 raise OSError(ctypes.get_errno(), "write")
             print("ok")
+        elif cmd == "write-one":
+            os.write(fd, b"x")
+            print("ok")
+        elif cmd == "write-then-read":
+            # On one read-write file: a write moves the file position past
+            # what it wrote, so a read right after it is at the end (EOF).
+            n = os.write(fd, b"position")
+            rest = os.read(fd, 100)
+            print("EOF" if n == 8 and rest == b"" else f"read {rest!r} after writing {n} bytes")
         else:
             sys.exit(f"unknown command {cmd}")
     except OSError as e:

@@ -6,8 +6,12 @@
 . "$(dirname "$0")/../nvme-lib.sh"
 
 hint "probe must enable the device, map BAR0 and return Ok(RNvme { .. })"
-load || { finish; exit; }
-check "rnvme is bound to the NVMe controller $BDF" bound_to_us
+load
+if dmesg_since_mark | grep -q "NVM command set is not supported"; then
+	hint "probe refused the controller because CAP seems to say it has no NVM command set: Cap::from_raw (spec.rs) must decode CSS (bits 44:37) and the other fields"
+fi
+# Without a bound controller none of the checks below can mean anything.
+check "rnvme is bound to the NVMe controller $BDF" bound_to_us || { finish; exit; }
 
 # What the controller itself says, read from user space through sysfs.
 mapfile -t want < <(python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" identity)

@@ -2,7 +2,7 @@
 # Stage 09, on the host after the VM has exited: what the guest wrote
 # through rnvme is in the image file QEMU's controller kept, so it went to
 # the device and not only into the guest's page cache.
-# Usage: after-vm.sh TREE IMAGE_DIR   (RKW:ok / RKW:not-ok lines)
+# Usage: after-vm.sh TREE IMAGE_DIR   (KTAP result lines, as tests/lib.sh's)
 tree=$1 dir=$2
 img=$dir/rkw-d0.img
 # test.sh writes each tree's stamp at its own offset (56 or 60 MiB).
@@ -10,11 +10,11 @@ offset=$((60 << 20))
 [ "$tree" = solutions ] || offset=$((56 << 20))
 out=$(python3 "$(dirname "$0")/blocks.py" stamp-ok "$img" "$offset" "$tree" 2>&1)
 if [[ "$out" == ok* ]]; then
-	echo "RKW:ok after the VM exited, the image holds the 1 MiB the guest wrote ($out)"
+	echo "ok 1 after the VM exited, the image holds the 1 MiB the guest wrote ($out)"
 else
-	echo "RKW:not-ok after the VM exited, the image holds the 1 MiB the guest wrote"
-	echo "#   $out"
-	echo "#   hint: a Write must reach the controller: its data in the bounce buffer before the doorbell, the request ended only after the completion"
+	echo "not ok 1 after the VM exited, the image holds the 1 MiB the guest wrote"
+	echo "# expected: the guest's stamp at offset $offset; got: $out"
+	echo "# hint: a Write must reach the controller: its data in the bounce buffer before the doorbell, the request ended only after the completion"
 fi
 
 # The PRP-list builder's property tests (tests/host: prp.rs against a model
@@ -22,9 +22,9 @@ fi
 out=$(bash "$(dirname "$0")/../../scripts/host-test.sh" --tree "$tree" --filter nvme_prp 2>&1)
 counts=$(grep -E '^[0-9]+ passed, [0-9]+ failed' <<<"$out" | tail -1)
 if [[ "$counts" == *" 0 failed" ]]; then
-	echo "RKW:ok prp::describe passes its host property tests ($counts)"
+	echo "ok 2 prp::describe passes its host property tests ($counts)"
 else
-	echo "RKW:not-ok prp::describe passes its host property tests (${counts:-they did not run})"
-	grep -E '^(FAIL|not ok|x )|panicked|minimal failing input' <<<"$out" | head -8 | sed 's/^/#   /'
-	echo "#   hint: scripts/host-test.sh --tree $tree --filter nvme_prp shows every case"
+	echo "not ok 2 prp::describe passes its host property tests (${counts:-they did not run})"
+	grep -E '^(FAIL|not ok|x )|panicked|minimal failing input' <<<"$out" | head -8 | sed 's/^/# /'
+	echo "# hint: scripts/host-test.sh --tree $tree --filter nvme_prp shows every case"
 fi

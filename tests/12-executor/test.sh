@@ -19,9 +19,10 @@ load tasks=$N sleepers=0 || {
 }
 # Under TCG on a busy debug kernel this can take a minute or more: wait as
 # long as the tasks' progress lines keep coming (every 1000 tasks), and call
-# it stuck when none came for 45 s.
+# it stuck when none came for 45 s; when not even the first 1000 tasks are
+# done after 25 s, the tasks do not run at all.
 if ! wait_progress "$N short tasks run, each yields once, and one task joins them all" \
-	"$N tasks done, sum of squares $SUM " "progress: [0-9]+ of $N tasks done" 45; then
+	"$N tasks done, sum of squares $SUM " "progress: [0-9]+ of $N tasks done" 45 150 25; then
 	# Nothing else can work while tasks do not run.
 	finish
 	exit
