@@ -342,6 +342,11 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	else
 		notok "make setup's probes" "$(grep -v '^ok ' <<<"$out")"
 	fi
+	if out=$("$REPO/scripts/gen-book-extras.py" --check 2>&1); then
+		ok "the book's generated sections are up to date; every unsafe site has its SAFETY comment"
+	else
+		notok "the book's generated sections (run scripts/gen-book-extras.py)" "$out"
+	fi
 	if out=$("$MDBOOK" build "$REPO/book" 2>&1) && ! grep -qiE 'error|warn' <<<"$out"; then
 		ok "the book builds (mdbook, every {{#include}} resolves)"
 	else
