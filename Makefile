@@ -11,6 +11,10 @@
 #                               without KASAN and lockdep to catch your bugs
 #   make test [STEP=01]         the full suite: every solution passes, every
 #                               skeleton fails, host tests, the book
+#   make progress [BUILD=1]     where you are, stage by stage, and what is next
+#                               (BUILD=1: also compile the stages you changed)
+#   make hint STEP=01 [EX=N]    the next hint for stage 01's exercises
+#                               (ALL=1: seen ones again; RESET=1: start over)
 #   make setup                  toolchain + kernel (run by the targets above)
 #   make book                   build the book into build/book (then open
 #                               build/book/index.html)
@@ -37,7 +41,7 @@ CHECK_FLAVOUR := $(if $(filter-out 0,$(FAST)),fast,debug)
 # is missing (cheap when not); it announces a kernel build before it starts.
 ensure = @RKW_FLAVOUR=$(1) RKW_WHY='$(2)' RKW_STEP='$(STEP)' $(3) $(REPO)scripts/ensure-setup.sh
 
-.PHONY: help setup build run check test book bench fuzz clean
+.PHONY: help setup build run check test book bench fuzz clean progress hint
 help:
 	@sed -n '1,/^$$/p' $(REPO)Makefile | sed 's/^# \{0,1\}//'
 
@@ -75,6 +79,13 @@ bench:
 
 fuzz:
 	@$(REPO)scripts/fuzz.sh $(FUZZ_SECONDS)
+
+progress:
+	@$(REPO)scripts/progress.sh $(if $(filter-out 0,$(BUILD)),--build)
+
+hint:
+	$(need_step)
+	@$(REPO)scripts/hint.sh $(if $(filter-out 0,$(RESET)),--reset) $(if $(filter-out 0,$(ALL)),--all) $(if $(EX),--exercise $(EX)) $(STEP)
 
 clean:
 	rm -rf $(REPO)build
