@@ -295,6 +295,9 @@ learner_report() {
 
 # ---- the whole run -----------------------------------------------------------------
 STAGES=$(stages) || exit 2
+# make progress reads what make check said, for the files it tested.
+# shellcheck disable=SC2086 # one argument per stage
+[ -z "$LEARNER" ] || "$REPO/scripts/progress.sh" --begin $STAGES
 if [ -z "$LEARNER" ]; then
 	# shellcheck disable=SC2086 # one argument per stage
 	if out=$("$REPO/scripts/check-skeletons.py" $STAGES 2>&1); then
@@ -342,6 +345,11 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	else
 		notok "make setup's probes" "$(grep -v '^ok ' <<<"$out")"
 	fi
+	if out=$("$REPO/scripts/hint.sh" --check 2>&1); then
+		ok "every exercise has its three tiers of hints (make hint)"
+	else
+		notok "every exercise has its three tiers of hints (scripts/hint.sh --check)" "$out"
+	fi
 	if out=$("$REPO/scripts/gen-book-extras.py" --check 2>&1); then
 		ok "the book's generated sections are up to date; every unsafe site has its SAFETY comment"
 	else
@@ -354,5 +362,7 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	fi
 fi
 
+# shellcheck disable=SC2086 # one argument per stage
+[ -z "$LEARNER" ] || "$REPO/scripts/progress.sh" --record "$PASSED" "$FAILED" $STAGES
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]

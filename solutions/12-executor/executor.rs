@@ -16,7 +16,10 @@
 use crate::{
     queue::OwnedQueue,
     task_state::TaskState,
-    waker, //
+    waker::{
+        self,
+        Wake, //
+    },
 };
 use core::{
     future::Future,
@@ -129,6 +132,16 @@ impl Task {
         drop(future);
     }
 }
+
+// ANCHOR: wake_impl
+/// A task's wakers (`waker.rs`) call this: the executor's side of the
+/// `Wake` trait.
+impl Wake for Task {
+    fn wake_by_ref(self: &Arc<Self>) {
+        Task::wake(self);
+    }
+}
+// ANCHOR_END: wake_impl
 
 // ANCHOR: executor
 /// Tasks the executor knows about.

@@ -5,10 +5,13 @@
 //!
 //! Each operation is the same loop: try; on `EAGAIN`, await readiness; try
 //! again. One task at a time may use an [`AsyncStream`] (its waiter keeps one
-//! waker).
+//! waker). No `unsafe` here: the reactor's [`Watched`] owns each socket
+//! together with its wait-queue entry.
+
+#![forbid(unsafe_code)]
 
 use crate::{
-    reactor::SockWaiter,
+    reactor::Watched,
     socket::{
         TcpListener,
         TcpStream, //
@@ -22,31 +25,24 @@ use kernel::{
 // ANCHOR: listener
 /// A listening socket whose `accept` is a future.
 pub(crate) struct AsyncListener {
-    // Declared first, so dropped first: it must leave the socket's wait
-    // queue before the socket is released (`SockWaiter::new`'s contract).
-    waiter: Pin<KBox<SockWaiter>>,
-    listener: TcpListener,
+    listener: Pin<KBox<Watched<TcpListener>>>,
 }
 
 impl AsyncListener {
     /// Hooks `listener` up to the reactor.
     pub(crate) fn new(listener: TcpListener) -> Result<Self> {
-        // SAFETY: The waiter is dropped before the socket: it is declared
-        // before `listener` in `Self`, and we move both into `Self` here.
-        let waiter = KBox::pin_init(unsafe { SockWaiter::new(listener.socket()) }, GFP_KERNEL)?;
-        Ok(Self { waiter, listener })
+        let listener = KBox::pin_init(Watched::new(listener), GFP_KERNEL)?;
+        Ok(Self { listener })
     }
 
     /// Waits for a connection and returns it.
     pub(crate) async fn accept(&self) -> Result<AsyncStream> {
         loop {
-            match self.listener.try_accept() {
+            match self.listener.get().try_accept() {
                 Err(e) if e == EAGAIN => {}
                 result => return AsyncStream::new(result?),
             }
-            self.waiter
-                .ready(self.listener.socket(), bindings::POLLIN)
-                .await;
+            self.listener.ready(bindings::POLLIN).await;
         }
     }
 }
@@ -55,29 +51,26 @@ impl AsyncListener {
 // ANCHOR: stream
 /// A connected socket whose reads and writes are futures.
 pub(crate) struct AsyncStream {
-    // First, so dropped first (see `AsyncListener`).
-    waiter: Pin<KBox<SockWaiter>>,
-    stream: TcpStream,
+    stream: Pin<KBox<Watched<TcpStream>>>,
 }
 
 impl AsyncStream {
     /// Hooks `stream` up to the reactor.
     fn new(stream: TcpStream) -> Result<Self> {
-        // SAFETY: As in `AsyncListener::new`: the waiter is dropped first.
-        let waiter = KBox::pin_init(unsafe { SockWaiter::new(stream.socket()) }, GFP_KERNEL)?;
-        Ok(Self { waiter, stream })
+        let stream = KBox::pin_init(Watched::new(stream), GFP_KERNEL)?;
+        Ok(Self { stream })
     }
 
     // ANCHOR: read
     /// Reads into `buf` once something has arrived; 0 means end of stream.
     pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
         loop {
-            match self.stream.try_recv(buf) {
+            match self.stream.get().try_recv(buf) {
                 Err(e) if e == EAGAIN => {}
                 result => return result,
             }
-            self.waiter
-                .ready(self.stream.socket(), bindings::POLLIN | bindings::POLLRDHUP)
+            self.stream
+                .ready(bindings::POLLIN | bindings::POLLRDHUP)
                 .await;
         }
     }
@@ -85,14 +78,10 @@ impl AsyncStream {
     /// Writes all of `buf`, waiting for buffer space as often as it takes.
     pub(crate) async fn write_all(&self, mut buf: &[u8]) -> Result {
         while !buf.is_empty() {
-            match self.stream.try_send(buf) {
+            match self.stream.get().try_send(buf) {
                 Ok(0) => return Err(EPIPE),
                 Ok(sent) => buf = buf.get(sent..).ok_or(EINVAL)?,
-                Err(e) if e == EAGAIN => {
-                    self.waiter
-                        .ready(self.stream.socket(), bindings::POLLOUT)
-                        .await;
-                }
+                Err(e) if e == EAGAIN => self.stream.ready(bindings::POLLOUT).await,
                 Err(e) => return Err(e),
             }
         }

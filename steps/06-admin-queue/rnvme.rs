@@ -16,7 +16,8 @@ use kernel::{
     },
     io::Io,
     pci,
-    prelude::*, //
+    prelude::*,
+    types::ScopeGuard, //
 };
 
 // Stage 05's files, unchanged: the controller reset, the registers.
@@ -116,6 +117,12 @@ impl pci::Driver for RNvmeDriver {
         unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
         let mut admin = QueuePair::new(pdev.as_ref(), &cap, 0, ADMIN_DEPTH)?;
 
+        // One page for the controller to write Identify data into; 4 KiB
+        // aligned, as every allocation of a page or more is, so one PRP entry
+        // covers it. Allocated before the controller starts, so that on an
+        // error it is freed only after the guard below has stopped it.
+        let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+
         // Whatever state firmware or a previous driver left: start disabled.
         controller::disable(pdev.as_ref(), &bar, &cap)?;
         let page_shift = match module_parameters::fault.value() {
@@ -130,7 +137,15 @@ impl pci::Driver for RNvmeDriver {
             }
             _ => PAGE_SHIFT,
         };
-        if let Err(e) = controller::enable(
+        // ANCHOR: stop_guard
+        // From here on the controller may be running: until probe succeeds,
+        // every way out stops it before the queue memory and the page (both
+        // declared before the guard, so dropped after it) are freed.
+        let stop = ScopeGuard::new(|| {
+            let _ = controller::disable(pdev.as_ref(), &bar, &cap);
+        });
+        // ANCHOR_END: stop_guard
+        controller::enable(
             pdev.as_ref(),
             &bar,
             &cap,
@@ -138,11 +153,7 @@ impl pci::Driver for RNvmeDriver {
             admin.cq_address(),
             ADMIN_DEPTH,
             page_shift,
-        ) {
-            // It may have started: stop it before the queue memory is freed.
-            let _ = controller::disable(pdev.as_ref(), &bar, &cap);
-            return Err(e);
-        }
+        )?;
         dev_info!(
             pdev,
             "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
@@ -152,20 +163,12 @@ impl pci::Driver for RNvmeDriver {
         );
         // ANCHOR_END: reset
 
-        // One page for the controller to write Identify data into; 4 KiB
-        // aligned, as every allocation of a page or more is, so one PRP entry
-        // covers it. It lives until probe returns: on an error below the
-        // controller is disabled first, so it cannot write into freed memory.
-        let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-        let id = match identify(pdev, &bar, &cap, &mut admin, &page)
-            .and_then(|id| identify_again(pdev, &bar, &mut admin, &page).map(|()| id))
-        {
-            Ok(id) => id,
-            Err(e) => {
-                let _ = controller::disable(pdev.as_ref(), &bar, &cap);
-                return Err(e);
-            }
-        };
+        let id = identify(pdev, &bar, &cap, &mut admin, &page)?;
+        identify_again(pdev, &bar, &mut admin, &page)?;
+        // ANCHOR: dismiss
+        // Up and identified: the controller stays on (unbind stops it).
+        stop.dismiss();
+        // ANCHOR_END: dismiss
 
         Ok(RNvme {
             pdev,

@@ -16,7 +16,10 @@
 use crate::{
     queue::OwnedQueue,
     task_state::TaskState,
-    waker, //
+    waker::{
+        self,
+        Wake, //
+    },
 };
 use core::{
     future::Future,
@@ -96,7 +99,7 @@ impl WorkItem for Task {
         // - `this.state.end(ready)` returns true when a wake arrived during
         //   the poll: queue the task again, `this.executor.enqueue(this.clone())`;
         // - when ready, `this.executor.unregister(&this)`.
-        let _ = (this, waker::new, Context::from_waker);
+        let _ = (this, waker::new::<Task>, Context::from_waker);
         let _ = (TaskState::start, TaskState::end, Executor::unregister);
     }
 }
@@ -121,6 +124,16 @@ impl Task {
         drop(future);
     }
 }
+
+// ANCHOR: wake_impl
+/// A task's wakers (`waker.rs`) call this: the executor's side of the
+/// `Wake` trait.
+impl Wake for Task {
+    fn wake_by_ref(self: &Arc<Self>) {
+        Task::wake(self);
+    }
+}
+// ANCHOR_END: wake_impl
 
 // ANCHOR: executor
 /// Tasks the executor knows about.

@@ -13,8 +13,10 @@
 //!   50 ms; they must wake in the order of their deadlines, none early;
 //! - `pending=N`: N tasks that sleep for an hour, for `rmmod` to cancel.
 //!
-//! How to run: `make run STEP=12`, then in the VM
-//! `insmod rexec.ko tasks=5000 sleepers=4 && dmesg | tail`.
+//! How to run: `make run STEP=12` loads the module with its defaults; then,
+//! in the VM (its shell starts in the repository), for example
+//! `rmmod rexec; insmod build/modules-fast/steps/12-executor/rexec.ko tasks=5000 sleepers=4`
+//! and `dmesg | tail`.
 //! Check your work with `make check STEP=12` (the exercises are in
 //! `waker.rs`, `executor.rs` (`Task::run`) and `sleep.rs` (`Sleep::poll`)).
 

@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Wakers for the executor's tasks.
+//! Wakers over the kernel's [`Arc`], with the shape of the standard library's.
 //!
 //! A [`Waker`] is a pointer plus a table of four functions (`clone`, `wake`,
 //! `wake_by_ref`, `drop`): a hand-written trait object. The standard library
-//! builds one from any `Arc<impl Wake>`, but the kernel has no `alloc::task`,
-//! so this file builds it over the kernel's own [`Arc`]: the data pointer is
-//! an `Arc<Task>` turned into a raw pointer, and each waker owns one
-//! reference count of the task.
+//! builds one from any `Arc<impl Wake>` (`alloc::task::Wake`), but the
+//! kernel has no `alloc::task`. This file gives the same shape over the
+//! kernel's own [`Arc`]: a [`Wake`] trait, and [`new`], which turns an
+//! `Arc<impl Wake>` into a `Waker` whose data pointer is that `Arc` as a raw
+//! pointer; each waker owns one reference count. It knows nothing of the
+//! executor: the executor's `Task` implements [`Wake`].
 
-use crate::executor::Task;
 use core::task::{
     RawWaker,
     RawWakerVTable,
@@ -17,20 +18,40 @@ use core::task::{
 };
 use kernel::sync::Arc;
 
-// ANCHOR: waker
-/// The table of a task's waker. Every function receives the pointer made by
-/// [`Arc::into_raw`] in [`new`] (or in `clone`).
-static VTABLE: RawWakerVTable = RawWakerVTable::new(clone, wake, wake_by_ref, drop);
+// ANCHOR: wake_trait
+/// What a waker does when woken: `alloc::task::Wake`'s shape, over the
+/// kernel's [`Arc`]. `Send + Sync + 'static`: a waker may be woken, cloned
+/// and dropped on any CPU, at any later time.
+pub(crate) trait Wake: Send + Sync + 'static {
+    /// Wakes, consuming this reference (by default: through `wake_by_ref`).
+    fn wake(self: Arc<Self>) {
+        self.wake_by_ref();
+    }
 
-/// A waker that queues `task` when woken. It owns the reference `task`.
-pub(crate) fn new(task: Arc<Task>) -> Waker {
+    /// Wakes, keeping this reference.
+    fn wake_by_ref(self: &Arc<Self>);
+}
+// ANCHOR_END: wake_trait
+
+// ANCHOR: waker
+/// The table of the wakers of an `Arc<W>`. Every function receives the
+/// pointer made by [`Arc::into_raw`] in [`new`] (or in `clone`). One table
+/// per type `W` (the constant is promoted to a `'static`, as in the standard
+/// library's `Wake`).
+fn vtable<W: Wake>() -> &'static RawWakerVTable {
+    &RawWakerVTable::new(clone::<W>, wake::<W>, wake_by_ref::<W>, drop::<W>)
+}
+
+/// A waker that wakes `task` (`W::wake`) when woken. It owns the reference
+/// `task`.
+pub(crate) fn new<W: Wake>(task: Arc<W>) -> Waker {
     // TODO: Turn `task` into the waker's data pointer with
     // `Arc::into_raw(task).cast::<()>()`, and build the waker with
-    // `Waker::from_raw(RawWaker::new(data, &VTABLE))` (an `unsafe` call: say
+    // `Waker::from_raw(RawWaker::new(data, vtable::<W>()))` (an `unsafe` call: say
     // in its `// SAFETY:` comment why the four functions below keep
     // `RawWaker`'s contract). Until then every task gets a waker that does
     // nothing, so no task ever runs a second time.
-    let _ = (task, &VTABLE);
+    let _ = (task, vtable::<W>());
     Waker::noop().clone()
 }
 
@@ -38,16 +59,16 @@ pub(crate) fn new(task: Arc<Task>) -> Waker {
 ///
 /// # Safety
 ///
-/// `data` comes from [`Arc::into_raw`] on an `Arc<Task>` whose reference the
+/// `data` comes from [`Arc::into_raw`] on an `Arc<W>` whose reference the
 /// calling waker still owns.
-unsafe fn clone(data: *const ()) -> RawWaker {
+unsafe fn clone<W: Wake>(data: *const ()) -> RawWaker {
     // TODO: Borrow the task without taking the caller's reference:
-    // `core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<Task>()) })`,
+    // `core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<W>()) })`,
     // clone the `Arc` inside (one more reference, for the new waker):
-    // `let copy: Arc<Task> = (*task).clone();` (`task.clone()` would clone the
+    // `let copy: Arc<W> = (*task).clone();` (`task.clone()` would clone the
     // `ManuallyDrop` wrapper), and return
-    // `RawWaker::new(Arc::into_raw(copy).cast::<()>(), &VTABLE)`.
-    RawWaker::new(data, &VTABLE)
+    // `RawWaker::new(Arc::into_raw(copy).cast::<()>(), vtable::<W>())`.
+    RawWaker::new(data, vtable::<W>())
 }
 
 /// Wakes the task and consumes the waker: its reference goes with it.
@@ -55,10 +76,10 @@ unsafe fn clone(data: *const ()) -> RawWaker {
 /// # Safety
 ///
 /// As for [`clone`]; the caller gives up its reference.
-unsafe fn wake(data: *const ()) {
-    // TODO: Take the reference back (`Arc::from_raw`) and call
-    // `Task::wake(&task)`; the reference is dropped at the end.
-    let _ = (data, Task::wake);
+unsafe fn wake<W: Wake>(data: *const ()) {
+    // TODO: Take the reference back (`Arc::from_raw`) and hand it to
+    // `W::wake(task)`, which consumes it.
+    let _ = (data, W::wake);
 }
 
 /// Wakes the task and keeps the waker.
@@ -66,9 +87,9 @@ unsafe fn wake(data: *const ()) {
 /// # Safety
 ///
 /// As for [`clone`].
-unsafe fn wake_by_ref(data: *const ()) {
+unsafe fn wake_by_ref<W: Wake>(data: *const ()) {
     // TODO: As in `clone`, borrow the task through `ManuallyDrop`, then call
-    // `Task::wake(&task)`.
+    // `W::wake_by_ref(&task)`.
     let _ = data;
 }
 
@@ -77,7 +98,7 @@ unsafe fn wake_by_ref(data: *const ()) {
 /// # Safety
 ///
 /// As for [`clone`]; the caller gives up its reference.
-unsafe fn drop(data: *const ()) {
+unsafe fn drop<W: Wake>(data: *const ()) {
     // TODO: Take the reference back and drop it:
     // `core::mem::drop(unsafe { Arc::from_raw(..) })` (in here, plain `drop`
     // is this very function).

@@ -5,10 +5,13 @@
 //!
 //! Each operation is the same loop: try; on `EAGAIN`, await readiness; try
 //! again. One task at a time may use an [`AsyncStream`] (its waiter keeps one
-//! waker).
+//! waker). No `unsafe` here: the reactor's [`Watched`] owns each socket
+//! together with its wait-queue entry.
+
+#![forbid(unsafe_code)]
 
 use crate::{
-    reactor::SockWaiter,
+    reactor::Watched,
     socket::{
         TcpListener,
         TcpStream, //
@@ -22,31 +25,24 @@ use kernel::{
 // ANCHOR: listener
 /// A listening socket whose `accept` is a future.
 pub(crate) struct AsyncListener {
-    // Declared first, so dropped first: it must leave the socket's wait
-    // queue before the socket is released (`SockWaiter::new`'s contract).
-    waiter: Pin<KBox<SockWaiter>>,
-    listener: TcpListener,
+    listener: Pin<KBox<Watched<TcpListener>>>,
 }
 
 impl AsyncListener {
     /// Hooks `listener` up to the reactor.
     pub(crate) fn new(listener: TcpListener) -> Result<Self> {
-        // SAFETY: The waiter is dropped before the socket: it is declared
-        // before `listener` in `Self`, and we move both into `Self` here.
-        let waiter = KBox::pin_init(unsafe { SockWaiter::new(listener.socket()) }, GFP_KERNEL)?;
-        Ok(Self { waiter, listener })
+        let listener = KBox::pin_init(Watched::new(listener), GFP_KERNEL)?;
+        Ok(Self { listener })
     }
 
     /// Waits for a connection and returns it.
     pub(crate) async fn accept(&self) -> Result<AsyncStream> {
         loop {
-            match self.listener.try_accept() {
+            match self.listener.get().try_accept() {
                 Err(e) if e == EAGAIN => {}
                 result => return AsyncStream::new(result?),
             }
-            self.waiter
-                .ready(self.listener.socket(), bindings::POLLIN)
-                .await;
+            self.listener.ready(bindings::POLLIN).await;
         }
     }
 }
@@ -55,39 +51,35 @@ impl AsyncListener {
 // ANCHOR: stream
 /// A connected socket whose reads and writes are futures.
 pub(crate) struct AsyncStream {
-    // First, so dropped first (see `AsyncListener`).
-    waiter: Pin<KBox<SockWaiter>>,
-    stream: TcpStream,
+    stream: Pin<KBox<Watched<TcpStream>>>,
 }
 
 impl AsyncStream {
     /// Hooks `stream` up to the reactor.
     fn new(stream: TcpStream) -> Result<Self> {
-        // SAFETY: As in `AsyncListener::new`: the waiter is dropped first.
-        let waiter = KBox::pin_init(unsafe { SockWaiter::new(stream.socket()) }, GFP_KERNEL)?;
-        Ok(Self { waiter, stream })
+        let stream = KBox::pin_init(Watched::new(stream), GFP_KERNEL)?;
+        Ok(Self { stream })
     }
 
     // ANCHOR: read
     /// Reads into `buf` once something has arrived; 0 means end of stream.
     pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO: Loop like `AsyncListener::accept`: `self.stream.try_recv(buf)`;
-        // on `EAGAIN` await `self.waiter.ready(self.stream.socket(), mask)`
-        // with `mask` = `bindings::POLLIN | bindings::POLLRDHUP` and try
-        // again; anything else (bytes, 0 for the end, an error) is the
-        // result.
-        let _ = (buf, &self.waiter, TcpStream::try_recv);
+        // TODO: Loop like `AsyncListener::accept`: `self.stream.get().try_recv(buf)`;
+        // on `EAGAIN` await `self.stream.ready(mask)` with `mask` =
+        // `bindings::POLLIN | bindings::POLLRDHUP` and try again; anything
+        // else (bytes, 0 for the end, an error) is the result.
+        let _ = (buf, &self.stream, TcpStream::try_recv);
         Err(ENOSYS)
     }
 
     /// Writes all of `buf`, waiting for buffer space as often as it takes.
     pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
-        // TODO: Until `buf` is empty: `self.stream.try_send(buf)`:
+        // TODO: Until `buf` is empty: `self.stream.get().try_send(buf)`:
         // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
         // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`
         //   (make the parameter `mut buf`);
         // - `EAGAIN`: the send buffer is full: await
-        //   `self.waiter.ready(self.stream.socket(), bindings::POLLOUT)`;
+        //   `self.stream.ready(bindings::POLLOUT)`;
         // - any other error is the result.
         let _ = (buf, &self.stream, TcpStream::try_send);
         Err(ENOSYS)

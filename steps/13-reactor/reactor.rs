@@ -5,11 +5,20 @@
 //! The kernel wakes a socket's wait queue on every change of state: data
 //! arrived, send-buffer space freed, a connection to accept, a shutdown, a
 //! reset. `poll(2)` and `epoll` hook an entry into that queue; so does a
-//! [`SockWaiter`], with a callback that wakes the task waiting on the socket.
+//! [`Watched`] socket, with a callback that wakes the task waiting on it.
 //! No thread sleeps: the callback runs inside the network stack (softirq),
 //! queues the task's work item, and returns.
+//!
+//! All of the reactor's `unsafe` is in this file: a [`Watched`] owns its
+//! socket together with the wait-queue entry, so the entry provably leaves
+//! the queue before the socket goes, and the async sockets built on it
+//! (`async_socket.rs`) are safe code.
 
-use crate::socket::Socket;
+use crate::socket::{
+    Socket,
+    TcpListener,
+    TcpStream, //
+};
 use core::{
     ffi::{
         c_int,
@@ -33,15 +42,27 @@ use kernel::{
 };
 
 // ANCHOR: waiter
-/// An entry in one socket's wait queue that wakes the task awaiting the
-/// socket. One task at a time may wait on it (it keeps one waker).
+/// A socket the reactor watches: it owns the socket `S` and an entry in the
+/// socket's wait queue that wakes the task awaiting the socket. One task at a
+/// time may wait on it (it keeps one waker).
 ///
 /// # Invariants
 ///
-/// While the value exists, `entry` is in the wait queue `head`, with
-/// [`sock_wake`] as its function, and `head` is valid.
+/// While the value exists, `waiter.entry` is in the wait queue `head` of
+/// `sock`, with [`sock_wake`] as its function. (The entry leaves the queue in
+/// `drop`, which runs before the fields, so before `sock` is released.)
 #[pin_data(PinnedDrop)]
-pub(crate) struct SockWaiter {
+pub(crate) struct Watched<S: AsSocket> {
+    #[pin]
+    waiter: SockWaiter,
+    /// The socket's wait queue (it lives as long as the socket).
+    head: *mut bindings::wait_queue_head,
+    sock: S,
+}
+
+/// What [`sock_wake`] finds from the entry the kernel hands it.
+#[pin_data]
+struct SockWaiter {
     /// The wait-queue entry; the kernel links it into the socket's queue.
     #[pin]
     entry: Opaque<bindings::wait_queue_entry>,
@@ -50,57 +71,86 @@ pub(crate) struct SockWaiter {
     /// irq-disabling spinlock.
     #[pin]
     waker: SpinLockIrq<Option<Waker>>,
-    /// The socket's wait queue.
-    head: *mut bindings::wait_queue_head,
 }
 
-// SAFETY: `head` is only used for calls the kernel allows from any thread
-// (the wait-queue functions take the queue's lock).
+// SAFETY: The entry is only touched by the wait-queue functions, which the
+// kernel allows from any thread (they take the queue's lock); the rest is
+// behind `waker`'s lock.
 unsafe impl Send for SockWaiter {}
-// SAFETY: Shared access only reads the pointers or takes `waker`'s lock.
+// SAFETY: Shared access only reads the entry's address or takes `waker`'s
+// lock.
 unsafe impl Sync for SockWaiter {}
+// SAFETY: `head` is only passed to the wait-queue functions (see
+// `SockWaiter`); the socket is `Send` itself.
+unsafe impl<S: AsSocket + Send> Send for Watched<S> {}
+// SAFETY: Shared access reads `head` and uses `waiter` and `sock` through
+// shared references, which are `Sync`.
+unsafe impl<S: AsSocket + Sync> Sync for Watched<S> {}
 
-impl SockWaiter {
-    /// A waiter on `sock`'s wait queue.
-    ///
-    /// # Safety
-    ///
-    /// `sock` must outlive the waiter: drop the waiter first. Pass the same
-    /// socket to [`SockWaiter::poll_ready`].
-    pub(crate) unsafe fn new(sock: &Socket) -> impl PinInit<Self, Error> + '_ {
+/// The sockets a [`Watched`] can own: anything with a kernel socket inside.
+pub(crate) trait AsSocket {
+    /// The kernel socket, alive as long as `self`.
+    fn socket(&self) -> &Socket;
+}
+
+impl AsSocket for TcpListener {
+    fn socket(&self) -> &Socket {
+        TcpListener::socket(self)
+    }
+}
+
+impl AsSocket for TcpStream {
+    fn socket(&self) -> &Socket {
+        TcpStream::socket(self)
+    }
+}
+
+impl<S: AsSocket> Watched<S> {
+    /// Takes `sock` over and hooks it up to the reactor.
+    pub(crate) fn new(sock: S) -> impl PinInit<Self, Error> {
+        let head = sock.socket().wait_queue();
         try_pin_init!(Self {
-            entry <- Opaque::ffi_init(|entry: *mut bindings::wait_queue_entry| {
-                // SAFETY: `entry` points at the (uninitialised) entry, which
-                // `init_wait` initialises; then we set its function.
-                unsafe {
-                    bindings::init_wait(entry);
-                    (*entry).func = Some(sock_wake);
-                }
+            waiter <- pin_init!(SockWaiter {
+                entry <- Opaque::ffi_init(|entry: *mut bindings::wait_queue_entry| {
+                    // SAFETY: `entry` points at the (uninitialised) entry,
+                    // which `init_wait` initialises; then we set its function.
+                    unsafe {
+                        bindings::init_wait(entry);
+                        (*entry).func = Some(sock_wake);
+                    }
+                }),
+                waker <- new_spinlock_irq!(None),
             }),
-            waker <- new_spinlock_irq!(None),
-            head: sock.wait_queue(),
+            head,
+            sock,
         })
         .pin_chain(|this| {
-            // INVARIANT: the entry goes into the queue now, at its final
-            // address (the value is pinned), and leaves it in `drop`; the
-            // caller guarantees that the socket outlives us.
-            // SAFETY: `head` is the valid wait queue of the socket, `entry`
+            // INVARIANT: the entry goes into the queue of the socket we own
+            // now, at its final address (the value is pinned), and leaves it
+            // in `drop`, before `sock` is released.
+            // SAFETY: `head` is the valid wait queue of `this.sock`, `entry`
             // is initialised and in no queue yet.
-            unsafe { bindings::add_wait_queue(this.head, this.entry.get()) };
+            unsafe { bindings::add_wait_queue(this.head, this.waiter.entry.get()) };
             Ok(())
         })
     }
     // ANCHOR_END: waiter
 
+    /// The socket, for its non-blocking calls.
+    pub(crate) fn get(&self) -> &S {
+        &self.sock
+    }
+
     // ANCHOR: poll_ready
-    /// Ready once `sock` (the socket this waits on) is ready for one of the
-    /// events in `mask` (`POLLIN`, `POLLOUT`, ...; errors and hang-ups always
-    /// count); otherwise arranges for the task to be woken when the socket's
-    /// state changes.
-    pub(crate) fn poll_ready(&self, sock: &Socket, cx: &mut Context<'_>, mask: u32) -> Poll<()> {
+    /// Ready once the socket is ready for one of the events in `mask`
+    /// (`POLLIN`, `POLLOUT`, ...; errors and hang-ups always count);
+    /// otherwise arranges for the task to be woken when the socket's state
+    /// changes.
+    pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, mask: u32) -> Poll<()> {
+        let (waiter, sock) = (&self.waiter, self.sock.socket());
         // TODO: Decide, without losing a wakeup (about 12 lines):
         // - first store a clone of `cx.waker()` in `self.waker`:
-        //   `let old = self.waker.lock().replace(cx.waker().clone());` (the
+        //   `let old = waiter.waker.lock().replace(cx.waker().clone());` (the
         //   guard ends at the `;`), then `drop(old)`, outside the lock;
         // - then look at the socket: `sock.readiness()` is a `POLL*` mask;
         // - if it has a bit of `mask | bindings::POLLERR | bindings::POLLHUP`,
@@ -109,19 +159,15 @@ impl SockWaiter {
         //   wake the waker when the socket's state changes.
         // Why this order: looking first and storing second loses a change
         // that happens in between; no wake would ever come.
-        let _ = (&self.waker, sock.readiness(), cx, mask);
+        let _ = (&waiter.waker, sock.readiness(), cx, mask);
         Poll::Pending
     }
     // ANCHOR_END: poll_ready
 
     // ANCHOR: ready
-    /// A future for [`SockWaiter::poll_ready`].
-    pub(crate) fn ready<'a>(
-        &'a self,
-        sock: &'a Socket,
-        mask: u32,
-    ) -> impl Future<Output = ()> + 'a {
-        core::future::poll_fn(move |cx| self.poll_ready(sock, cx, mask))
+    /// A future for [`Watched::poll_ready`].
+    pub(crate) fn ready(&self, mask: u32) -> impl Future<Output = ()> + '_ {
+        core::future::poll_fn(move |cx| self.poll_ready(cx, mask))
     }
     // ANCHOR_END: ready
 }
@@ -132,9 +178,9 @@ impl SockWaiter {
 ///
 /// # Safety
 ///
-/// `entry` is the `entry` field of a live [`SockWaiter`]: the only entries
-/// with this function are those, and each leaves the queue (under the same
-/// lock) before it is freed.
+/// `entry` is the `entry` field of a live `SockWaiter`: the only entries
+/// with this function are those (in a [`Watched`]), and each leaves the
+/// queue (under the same lock) before it is freed.
 unsafe extern "C" fn sock_wake(
     entry: *mut bindings::wait_queue_entry,
     _mode: c_uint,
@@ -157,12 +203,13 @@ unsafe extern "C" fn sock_wake(
 
 // ANCHOR: drop
 #[pinned_drop]
-impl PinnedDrop for SockWaiter {
+impl<S: AsSocket> PinnedDrop for Watched<S> {
     fn drop(self: Pin<&mut Self>) {
         // SAFETY: By the type invariant the entry is in the valid queue
-        // `head`. Removing it takes the queue's lock, so once this returns
+        // `head` (the socket is released only after this, with the fields).
+        // Removing it takes the queue's lock, so once this returns
         // `sock_wake` is not running on it and never will again.
-        unsafe { bindings::remove_wait_queue(self.head, self.entry.get()) };
+        unsafe { bindings::remove_wait_queue(self.head, self.waiter.entry.get()) };
     }
 }
 // ANCHOR_END: drop

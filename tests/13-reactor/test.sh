@@ -23,7 +23,7 @@ load port=$PORT workers=2 || {
 }
 expect_dmesg "the server says where it listens" "127\.0\.0\.1:$PORT"
 
-hint "the accept task must get the connection: SockWaiter::poll_ready stores the waker, then checks readiness; sock_wake wakes it. If dmesg shows 'ended with an error: Error(38)' (ENOSYS), accepting works and AsyncStream::read/write_all are still TODO"
+hint "the accept task must get the connection: Watched::poll_ready stores the waker, then checks readiness; sock_wake wakes it. If dmesg shows 'ended with an error: Error(38)' (ENOSYS), accepting works and AsyncStream::read/write_all are still TODO"
 out=$($ASYNC ping $PORT 2>&1)
 if [[ "$out" == ok* ]]; then
 	pass "a client gets its echo ($out)"
