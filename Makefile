@@ -15,6 +15,10 @@
 #                               (BUILD=1: also compile the stages you changed)
 #   make hint STEP=01 [EX=N]    the next hint for stage 01's exercises
 #                               (ALL=1: seen ones again; RESET=1: start over)
+#   make rustdoc                the kernel crate's docs for the workshop
+#                               kernel (prints the index page to open)
+#   make rust-analyzer STEP=03  rust-project.json for steps/03-* (FROM=solutions:
+#                               the solution), for your editor's rust-analyzer
 #   make setup                  toolchain + kernel (run by the targets above)
 #   make book                   build the book into build/book (then open
 #                               build/book/index.html)
@@ -41,7 +45,7 @@ CHECK_FLAVOUR := $(if $(filter-out 0,$(FAST)),fast,debug)
 # is missing (cheap when not); it announces a kernel build before it starts.
 ensure = @RKW_FLAVOUR=$(1) RKW_WHY='$(2)' RKW_STEP='$(STEP)' $(3) $(REPO)scripts/ensure-setup.sh
 
-.PHONY: help setup build run check test book bench fuzz clean progress hint
+.PHONY: help setup build run check test book bench fuzz clean progress hint rustdoc rust-analyzer
 help:
 	@sed -n '1,/^$$/p' $(REPO)Makefile | sed 's/^# \{0,1\}//'
 
@@ -86,6 +90,15 @@ progress:
 hint:
 	$(need_step)
 	@$(REPO)scripts/hint.sh $(if $(filter-out 0,$(RESET)),--reset) $(if $(filter-out 0,$(ALL)),--all) $(if $(EX),--exercise $(EX)) $(STEP)
+
+rustdoc:
+	$(call ensure,$(RUN_FLAVOUR),make rustdoc)
+	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/rustdoc.sh
+
+rust-analyzer:
+	$(need_step)
+	$(call ensure,$(RUN_FLAVOUR),make rust-analyzer)
+	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/rust-analyzer.sh $(STEP) $(FROM)
 
 clean:
 	rm -rf $(REPO)build
