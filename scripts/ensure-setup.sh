@@ -64,7 +64,7 @@ esac
 tools_ready() {
 	rust_ready && [ -x "$BINDGEN" ] && venv_ok && [ -f "$CACHE/accel" ] || return 1
 	[ "$STAGE_TOOLS" = 0 ] || stage_tools_ready || return 1
-	[ "$NEED_BOOK" = 0 ] || [ -x "$MDBOOK" ]
+	[ "$NEED_BOOK" = 0 ] || { [ -x "$MDBOOK" ] && command -v chromium >/dev/null; }
 }
 tools_ready && kernel_ready && exit 0
 tools_ready || say "$WHY: installing what it needs first (Debian packages, bindgen, virtme-ng; a few minutes, once)"

@@ -24,7 +24,7 @@ BOOT="$REPO/build/run-$STAGE.sh"
 cat >"$BOOT" <<EOS
 #!/bin/bash
 cd "$REPO"
-echo "==> insmod $TREE/$STAGE/$MODULE.ko"
+echo "==> insmod ${KO#"$REPO"/}"
 if insmod "$KO"; then
 	dmesg | grep -E '^\[ *[0-9.]+\] $MODULE: ' | tail -n 20
 	[ "$TREE" != steps ] || echo "==> your steps/$STAGE is loaded; once its TODOs are written: make check STEP=$N"

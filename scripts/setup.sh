@@ -36,6 +36,7 @@ DEB_KERNEL=(
 	qemu-system-x86 python3-venv      # the VM
 	udev iproute2 file procps         # virtme-ng's guest init (udevd, `ip link set lo up`) and host side (`file`)
 )
+DEB_BROWSER=(chromium) # scripts/book-browser-check.py: the book in a headless browser (make test)
 DEB_STAGE_TOOLS=(
 	fio nvme-cli diod # tools of the NVMe and 9P stages (04-16)
 	g++ git           # fuzzing
@@ -46,6 +47,7 @@ deb_packages() { # the packages this run installs
 	*)
 		echo "${DEB_RUST[@]}" "${DEB_KERNEL[@]}"
 		[ "${RKW_SETUP_STAGE_TOOLS:-1}" = 0 ] || echo "${DEB_STAGE_TOOLS[@]}"
+		[ "${RKW_SETUP_BOOK:-1}" = 0 ] || echo "${DEB_BROWSER[@]}"
 		;;
 	esac
 }

@@ -3,7 +3,7 @@
 //! Stage 02: module parameters, checked at load time.
 //!
 //! How to run: `make run STEP=02`, then in the VM for example
-//! `rmmod rparams; insmod build/modules/steps/02-params/rparams.ko queue_depth=100`
+//! `rmmod rparams; insmod build/modules-fast/steps/02-params/rparams.ko queue_depth=100`
 //! (refused: not a power of two) or `... queue_depth=256 nr_queues=8`.
 //! Check your work with `make check STEP=02`.
 
@@ -49,10 +49,11 @@ impl kernel::Module for RParams {
 
         // A bad value makes insmod fail with EINVAL: nothing stays loaded,
         // and the log says which value was wrong and why.
-        // TODO: When `Config::new` refuses a value, log which one and why
-        // with `pr_err!`, as "queue_depth=100 refused: must be a power of
-        // two" (see `ParamError::param`, `value` and `reason`), and make
+        // TODO (exercise 2): When `Config::new` refuses a value, log which one
+        // and why with `pr_err!`, as "queue_depth=100 refused: must be a power
+        // of two" (see `ParamError::param`, `value` and `reason`), and make
         // insmod fail with `EINVAL`. `map_err` and `?` do it in four lines.
+        // Tests: the "the log says why ... is refused" checks.
         let config = Config::new(depth, queues).map_err(|_e| EINVAL)?;
 
         pr_info!(

@@ -25,7 +25,7 @@ use core::{
     sync::atomic::{
         AtomicU32,
         Ordering, //
-    },
+    }, //
 };
 use kernel::{
     prelude::*,
@@ -34,7 +34,7 @@ use kernel::{
         Delta,
         Instant,
         Monotonic, //
-    },
+    }, //
 };
 
 mod executor;
@@ -209,7 +209,10 @@ impl kernel::Module for RExecModule {
             spawn_logged(ex, "sleepers", sleepers_in_order(ex.clone(), sleepers))?;
         }
         for _ in 0..pending {
-            spawn_logged(ex, "pending", async { sleep(Delta::from_secs(3600))?.await; Ok(()) })?;
+            spawn_logged(ex, "pending", async {
+                sleep(Delta::from_secs(3600))?.await;
+                Ok(())
+            })?;
         }
         pr_info!(
             "executor started: {} workers, {} tasks, {} sleepers, {} pending\n",

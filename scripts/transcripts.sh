@@ -1,0 +1,125 @@
+#!/bin/bash
+# Capture the outputs the book shows (book/src/transcripts/NAME.txt) from
+# real runs of the workshop's commands, so that no page shows typed output.
+#
+# Usage: transcripts.sh [NAME...]   (default: all of them)
+#   build-01           make build STEP=01 (the untouched skeleton)
+#   build-01-error     make build STEP=01 of a steps/01-hello with a compiler
+#                      error (the solution's rhello.rs, a `push` without its
+#                      GFP_KERNEL)
+#   run-01-steps       make run STEP=01 CMD=true (the untouched skeleton)
+#   run-01-solutions   make run STEP=01 FROM=solutions CMD=true
+#   check-01-steps     make check STEP=01 FAST=1 (the untouched skeleton)
+#   check-01-solutions make check STEP=01 FAST=1 of a steps/01-hello that is
+#                      solutions/01-hello
+#   test-01            RKW_FLAVOUR=fast make test STEP=01
+#   setup-again        make setup when everything is done (seconds; it still
+#                      asks Debian for the newest kernel source, as CI does)
+#
+# Every command runs in a scratch copy of this checkout as it is now
+# (build/transcripts-work/, without build/ and .git): a make test or make
+# check running here meanwhile neither waits for it nor shares its build/.
+# (Not under /tmp: the VM has a /tmp of its own.)
+#
+# Each file's first line says how and when it was captured; the book
+# includes it from line 2 ({{#include transcripts/NAME.txt:2:}}). The
+# second line is the command, as `$ make ...`. Then the output, stdout and
+# stderr as the terminal shows them, with these changes only: colour codes
+# are removed, this checkout's path becomes /home/you/rust-kernel-workshop
+# and the cache's /home/you/.cache/rust-kernel-workshop; a scratch copy's
+# path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
+#
+# Boots: run-01-* one each, check-01-* one each, test-01 one (all on the
+# fast kernel, 15-30 s each under TCG). Re-run this after changing what
+# run.sh, test.sh, vm.sh, setup.sh or tests/01-hello print.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+
+OUT="$REPO/book/src/transcripts"
+WORK="$REPO/build/transcripts-work"
+mkdir -p "$OUT" "$WORK"
+ALL=(build-01 build-01-error run-01-steps run-01-solutions check-01-steps check-01-solutions test-01 setup-again)
+NAMES=("$@")
+[ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
+
+PRISTINE="" SOLVED=""
+cleanup() { [ -z "$PRISTINE$SOLVED" ] || rm -rf $PRISTINE $SOLVED; }
+trap cleanup EXIT
+
+# scratch: a copy of this checkout as it is now (without build/ and .git);
+# prints its path.
+scratch() {
+	local d
+	d=$(mktemp -d "$WORK/copy-XXXXXX")
+	# (a file someone changes meanwhile makes tar say so and exit 1: the
+	# copy is whole all the same)
+	{ tar -C "$REPO" --exclude=./build --exclude=./.git --warning=no-file-changed -cf - . || true; } |
+		tar -xf - -C "$d"
+	echo "$d"
+}
+pristine() { [ -n "$PRISTINE" ] || PRISTINE=$(scratch); }
+# solved [broken]: a copy whose steps/01-hello is the solution (with a
+# compiler error if "broken").
+solved() {
+	[ -n "$SOLVED" ] || SOLVED=$(scratch)
+	cp "$REPO"/solutions/01-hello/* "$SOLVED/steps/01-hello/"
+	if [ "${1:-}" = broken ]; then
+		sed -i '0,/push(n, GFP_KERNEL)/s//push(n)/' "$SOLVED/steps/01-hello/rhello.rs"
+		grep -q 'push(n)?' "$SOLVED/steps/01-hello/rhello.rs" ||
+			die "build-01-error: solutions/01-hello/rhello.rs has no push(n, GFP_KERNEL) to break"
+	fi
+}
+
+# normalise DIR: the output as a reader sees it in their own checkout.
+normalise() {
+	sed -E -e 's/\x1b\[[0-9;]*[A-Za-z]//g' -e 's/\r$//' |
+		sed -e "s#$1#/home/you/rust-kernel-workshop#g" -e "s#$REPO#/home/you/rust-kernel-workshop#g" \
+			-e "s#$CACHE#/home/you/.cache/rust-kernel-workshop#g"
+}
+
+# capture NAME DIR COMMAND...: run COMMAND (a make command line) in DIR,
+# write NAME.txt.
+capture() {
+	local name=$1 dir=$2 tmp rc
+	shift 2
+	say "capturing $name: $*"
+	tmp=$(mktemp)
+	# Through a pipe, not into the file: vng re-opens its output by name,
+	# which would truncate a file and lose the lines before the boot.
+	local st=()
+	{
+		(cd "$dir" && env -u MAKEFLAGS -u MAKELEVEL bash -c "$*" </dev/null 2>&1) | cat >"$tmp"
+		st=("${PIPESTATUS[@]}")
+	} || true
+	rc=${st[0]:-?}
+	{
+		echo "# captured by scripts/transcripts.sh on $(date -u +%Y-%m-%d) (exit status $rc); the book includes from line 2"
+		echo "\$ $*"
+		normalise "$dir" <"$tmp"
+	} >"$OUT/$name.txt"
+	rm -f "$tmp"
+	note "$(($(wc -l <"$OUT/$name.txt") - 2)) lines in book/src/transcripts/$name.txt"
+}
+
+for name in "${NAMES[@]}"; do
+	case "$name" in
+	build-01) pristine && capture "$name" "$PRISTINE" make build STEP=01 ;;
+	build-01-error) solved broken && capture "$name" "$SOLVED" make build STEP=01 ;;
+	run-01-steps) pristine && capture "$name" "$PRISTINE" make run STEP=01 CMD=true ;;
+	run-01-solutions) pristine && capture "$name" "$PRISTINE" make run STEP=01 FROM=solutions CMD=true ;;
+	check-01-steps) pristine && capture "$name" "$PRISTINE" make check STEP=01 FAST=1 ;;
+	check-01-solutions) solved && capture "$name" "$SOLVED" make check STEP=01 FAST=1 ;;
+	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
+	setup-again)
+		# Only when there is nothing to do: a kernel to build would take
+		# 10-25 min, and setup then prunes the builds no flavour uses.
+		for f in fast debug; do
+			want="$CACHE/kernel/$(kernel_key "$(cat "$CACHE/src/current-version" 2>/dev/null)" "$f")"
+			[ "$(current_kdir "$f")" = "$want" ] && [ -f "$want/.rkw-complete" ] ||
+				die "setup-again: the $f kernel is not built for this config yet: run make setup first"
+		done
+		pristine && capture "$name" "$PRISTINE" make setup
+		;;
+	*) die "no transcript called $name (there are: ${ALL[*]})" ;;
+	esac
+done
