@@ -65,7 +65,11 @@ tier_text() {
 show() {
 	local i=$1 j=$2 total
 	total=$(tier_count "$i")
-	echo "${BOLD}exercise $i of $(ex_count): $(ex_title "$i")${OFF}"
+	# Sections are per TODO comment; the chapter numbers exercises, and an
+	# exercise may have several TODOs (its marker says which).
+	local ex
+	ex=$(ex_marker "$i" | grep -oE 'exercise [0-9]+' | head -1)
+	echo "${BOLD}TODO $i of $(ex_count)${ex:+, $ex}: $(ex_title "$i")${OFF}"
 	echo "${BOLD}hint $j of $total: $(tier_title "$i" "$j")${OFF}"
 	tier_text "$i" "$j" | awk '
 		/^```/ { code = !code; next }

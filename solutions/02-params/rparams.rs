@@ -3,7 +3,7 @@
 //! Stage 02: module parameters, checked at load time.
 //!
 //! How to run: `make run STEP=02`, then in the VM for example
-//! `rmmod rparams; insmod build/modules/steps/02-params/rparams.ko queue_depth=100`
+//! `rmmod rparams; insmod build/modules-fast/steps/02-params/rparams.ko queue_depth=100`
 //! (refused: not a power of two) or `... queue_depth=256 nr_queues=8`.
 
 use kernel::prelude::*;

@@ -32,7 +32,7 @@ use kernel::{
     uaccess::{
         UserPtr,
         UserSlice, //
-    },
+    }, //
 };
 
 module! {
@@ -89,7 +89,11 @@ impl kernel::InPlaceModule for RMiscModule {
         pin_init::pin_init_scope(move || {
             let cap = module_parameters::capacity.value();
             if !(1..=MAX_CAPACITY).contains(&cap) {
-                pr_err!("capacity={} refused: must be between 1 and {}\n", cap, MAX_CAPACITY);
+                pr_err!(
+                    "capacity={} refused: must be between 1 and {}\n",
+                    cap,
+                    MAX_CAPACITY
+                );
                 return Err(EINVAL);
             }
             // SAFETY: Called once, before the device (the only user of

@@ -118,7 +118,11 @@ fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+        dev_info!(
+            self.pdev,
+            "released (VS {:#010x})\n",
+            self.bar.read(regs::VS).into_raw()
+        );
     }
 }
 

@@ -21,7 +21,7 @@ use crate::{
         CSTS, //
     },
     spec::Cap,
-    Bar0,
+    Bar0, //
 };
 
 // ANCHOR: wait
@@ -48,7 +48,10 @@ fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
         )
     })?;
     if ready && csts.rdy() != ready {
-        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY=1\n");
+        dev_err!(
+            dev,
+            "controller fatal status (CSTS.CFS) while waiting for RDY=1\n"
+        );
         return Err(EIO);
     }
     Ok(())

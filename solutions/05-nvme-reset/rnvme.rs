@@ -96,8 +96,16 @@ impl pci::Driver for RNvmeDriver {
         // SAFETY: Nothing else allocates or maps DMA memory for this device
         // while it probes, and no allocation exists yet.
         unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-        let asq = Coherent::<u8>::zeroed_slice(pdev.as_ref(), usize::from(ADMIN_DEPTH) * SQE_SIZE, GFP_KERNEL)?;
-        let acq = Coherent::<u8>::zeroed_slice(pdev.as_ref(), usize::from(ADMIN_DEPTH) * CQE_SIZE, GFP_KERNEL)?;
+        let asq = Coherent::<u8>::zeroed_slice(
+            pdev.as_ref(),
+            usize::from(ADMIN_DEPTH) * SQE_SIZE,
+            GFP_KERNEL,
+        )?;
+        let acq = Coherent::<u8>::zeroed_slice(
+            pdev.as_ref(),
+            usize::from(ADMIN_DEPTH) * CQE_SIZE,
+            GFP_KERNEL,
+        )?;
 
         // Whatever state firmware or a previous driver left: start disabled.
         controller::disable(pdev.as_ref(), &bar, &cap)?;
@@ -195,7 +203,11 @@ fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+        dev_info!(
+            self.pdev,
+            "released (VS {:#010x})\n",
+            self.bar.read(regs::VS).into_raw()
+        );
     }
 }
 

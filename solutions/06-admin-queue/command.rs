@@ -151,5 +151,8 @@ impl Status {
 }
 // ANCHOR_END: completion
 
-const _: () = assert!(core::mem::size_of::<[u32; 16]>() == 64, "an SQE is 64 bytes");
+const _: () = assert!(
+    core::mem::size_of::<[u32; 16]>() == 64,
+    "an SQE is 64 bytes"
+);
 const _: () = assert!(core::mem::size_of::<[u32; 4]>() == 16, "a CQE is 16 bytes");

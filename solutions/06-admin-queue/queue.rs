@@ -17,7 +17,7 @@ use kernel::{
         dma_mb,
         Read, //
     },
-    time::Delta,
+    time::Delta, //
 };
 
 use crate::{
@@ -31,7 +31,7 @@ use crate::{
         SqRing, //
     },
     spec::Cap,
-    Bar0,
+    Bar0, //
 };
 
 /// How long an admin command may take before the driver gives up on it.
@@ -58,7 +58,12 @@ pub(crate) struct QueuePair {
 impl QueuePair {
     // ANCHOR: new
     /// Allocates queue `qid` with `depth` entries in each ring.
-    pub(crate) fn new(dev: &Device<kernel::device::Bound>, cap: &Cap, qid: u16, depth: u16) -> Result<QueuePair> {
+    pub(crate) fn new(
+        dev: &Device<kernel::device::Bound>,
+        cap: &Cap,
+        qid: u16,
+        depth: u16,
+    ) -> Result<QueuePair> {
         Ok(QueuePair {
             sq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
             cq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
@@ -84,7 +89,12 @@ impl QueuePair {
     // ANCHOR: submit
     /// Submits `cmd` and polls until it completes; a failed status is an
     /// `EIO`, a command that never completes an `ETIMEDOUT`.
-    pub(crate) fn submit_sync(&mut self, dev: &Device, bar: &Bar0<'_>, cmd: &Command) -> Result<Completion> {
+    pub(crate) fn submit_sync(
+        &mut self,
+        dev: &Device,
+        bar: &Bar0<'_>,
+        cmd: &Command,
+    ) -> Result<Completion> {
         let slot = self.sq.push().ok_or(EBUSY)?;
         let cid = self.next_cid;
         self.next_cid = self.next_cid.wrapping_add(1);
@@ -108,7 +118,12 @@ impl QueuePair {
             ADMIN_TIMEOUT,
         )
         .inspect_err(|_| {
-            dev_err!(dev, "admin command {:#04x} (cid {}) timed out\n", cmd.opcode, cid)
+            dev_err!(
+                dev,
+                "admin command {:#04x} (cid {}) timed out\n",
+                cmd.opcode,
+                cid
+            )
         })?;
         dma_mb(Read);
         let cqe = Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read());
@@ -130,7 +145,11 @@ impl QueuePair {
                 cqe.status.describe(),
                 cqe.status.sct(),
                 cqe.status.sc(),
-                if cqe.status.dnr() { ", do not retry" } else { "" }
+                if cqe.status.dnr() {
+                    ", do not retry"
+                } else {
+                    ""
+                }
             );
             return Err(EIO);
         }

@@ -34,6 +34,7 @@ const fn bits(raw: u64, hi: u32, lo: u32) -> u64 {
 }
 
 impl Cap {
+    // ANCHOR: from_raw
     /// Decodes the raw 64-bit register.
     pub(crate) const fn from_raw(raw: u64) -> Cap {
         // Every field is masked to its width first, so the casts cannot
@@ -48,6 +49,7 @@ impl Cap {
             mpsmax: bits(raw, 55, 52) as u8,
         }
     }
+    // ANCHOR_END: from_raw
 
     /// The most entries a queue may have (MQES is 0's based).
     pub(crate) const fn max_queue_entries(&self) -> u32 {

@@ -39,7 +39,7 @@ use kernel::{
     time::{
         msecs_to_jiffies,
         Delta, //
-    },
+    }, //
 };
 
 use crate::{
@@ -58,7 +58,7 @@ use crate::{
         SqRing, //
     },
     spec::Cap,
-    Bar0,
+    Bar0, //
 };
 
 // ANCHOR: slot
@@ -254,7 +254,11 @@ impl AdminQueue {
                 cqe.status.describe(),
                 cqe.status.sct(),
                 cqe.status.sc(),
-                if cqe.status.dnr() { ", do not retry" } else { "" }
+                if cqe.status.dnr() {
+                    ", do not retry"
+                } else {
+                    ""
+                }
             );
             return Err(EIO);
         }
@@ -341,7 +345,9 @@ impl AdminQueue {
             return Ok(None);
         }
         dma_mb(Read);
-        Ok(Some(Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read())))
+        Ok(Some(Completion::from_dwords(
+            io_project!(self.cq_mem, [try: head]).copy_read(),
+        )))
     }
 }
 

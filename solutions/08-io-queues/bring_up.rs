@@ -80,7 +80,12 @@ pub(crate) fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
 
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
-fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &Queue, page: &Coherent<[u8]>) -> Result<IdCtrl> {
+fn identify(
+    pdev: &pci::Device<Core<'_>>,
+    cap: &Cap,
+    admin: &Queue,
+    page: &Coherent<[u8]>,
+) -> Result<IdCtrl> {
     let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
     admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     // SAFETY: The controller wrote the page before it posted the completion
@@ -96,10 +101,20 @@ fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &Queue, page: &Coher
         id.vid
     );
     match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(pdev, "MDTS {}: at most {} bytes per transfer\n", id.mdts, bytes),
+        Some(bytes) => dev_info!(
+            pdev,
+            "MDTS {}: at most {} bytes per transfer\n",
+            id.mdts,
+            bytes
+        ),
         None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
     }
-    dev_info!(pdev, "controller ID {}, {} namespace(s)\n", id.cntlid, id.nn);
+    dev_info!(
+        pdev,
+        "controller ID {}, {} namespace(s)\n",
+        id.cntlid,
+        id.nn
+    );
 
     if id.nn >= 1 {
         let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
@@ -142,7 +157,13 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &Queue, page: &Coherent<[
 
 // ANCHOR: start
 /// Tells the controller where the admin queues are and enables it.
-pub(crate) fn start(pdev: &pci::Device<Core<'_>>, regs: &Registers, admin: &Queue, cap: &Cap, page_shift: u32) -> Result {
+pub(crate) fn start(
+    pdev: &pci::Device<Core<'_>>,
+    regs: &Registers,
+    admin: &Queue,
+    cap: &Cap,
+    page_shift: u32,
+) -> Result {
     controller::enable(
         pdev.as_ref(),
         regs.bar(pdev.as_ref())?,
@@ -213,15 +234,22 @@ fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result {
     };
     match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
         Err(e) if e == ETIMEDOUT => {
-            dev_info!(pdev, "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n", ms);
+            dev_info!(
+                pdev,
+                "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n",
+                ms
+            );
             Ok(())
         }
         Err(e) => Err(e),
         Ok(cqe) => {
-            dev_info!(pdev, "Asynchronous Event Request answered: {:#x}\n", cqe.result);
+            dev_info!(
+                pdev,
+                "Asynchronous Event Request answered: {:#x}\n",
+                cqe.result
+            );
             Ok(())
         }
     }
 }
 // ANCHOR_END: aer
-

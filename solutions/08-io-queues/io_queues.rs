@@ -13,7 +13,7 @@ use kernel::{
         IrqVectorRegistration, //
     },
     prelude::*,
-    sync::Arc,
+    sync::Arc, //
 };
 
 use crate::{
@@ -28,7 +28,7 @@ use crate::{
     irq_handler::QueueIrq,
     queue::Queue,
     registers::Registers,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// Entries in each I/O queue.
@@ -207,7 +207,12 @@ fn is_pattern(block: &[u8], n: u64) -> bool {
 /// each queue, reads `reads` blocks of the pattern the host wrote before
 /// boot and compares them, then writes a block of its own past the pattern
 /// and reads it back.
-pub(crate) fn exercise(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue], reads: u32) -> Result {
+pub(crate) fn exercise(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Queue,
+    io: &[IoQueue],
+    reads: u32,
+) -> Result {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let result = exercise_with(pdev, admin, io, reads, &page);
     if result.is_err() {
@@ -233,10 +238,17 @@ fn exercise_with(
     )?;
     // SAFETY: The controller wrote the page before the completion the
     // handler reaped, and no other command refers to it.
-    let block = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?.block_size().ok_or(EIO)?;
+    let block = IdNs::parse(unsafe { page.as_ref() })
+        .ok_or(EIO)?
+        .block_size()
+        .ok_or(EIO)?;
     let block = usize::try_from(block)?;
     if block > IDENTIFY_SIZE || block % PATTERN_BLOCK != 0 {
-        dev_err!(pdev, "a {}-byte block does not fit the test's page\n", block);
+        dev_err!(
+            pdev,
+            "a {}-byte block does not fit the test's page\n",
+            block
+        );
         return Err(EOPNOTSUPP);
     }
     let per_block = (block / PATTERN_BLOCK) as u64;
@@ -245,7 +257,11 @@ fn exercise_with(
         // Each queue reads blocks of its own, wrapping in the pattern.
         for j in 0..u64::from(reads) {
             let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
-            q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+            q.queue.submit(
+                pdev.as_ref(),
+                &rw(OPC_READ, lba, page.dma_address()),
+                ADMIN_TIMEOUT,
+            )?;
             // SAFETY: As above, for this Read's completion.
             let data = unsafe { page.as_ref() };
             let good = data[..block]
@@ -253,7 +269,12 @@ fn exercise_with(
                 .zip(lba * per_block..)
                 .all(|(b, n)| is_pattern(b, n));
             if !good {
-                dev_err!(pdev, "queue {}: block {} is not what the host wrote\n", qid, lba);
+                dev_err!(
+                    pdev,
+                    "queue {}: block {} is not what the host wrote\n",
+                    qid,
+                    lba
+                );
                 return Err(EIO);
             }
         }
@@ -264,14 +285,27 @@ fn exercise_with(
         let data = unsafe { page.as_mut() };
         data.fill(0);
         data[..block].fill(b'a' + (qid % 26) as u8);
-        q.queue.submit(pdev.as_ref(), &rw(OPC_WRITE, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        q.queue.submit(
+            pdev.as_ref(),
+            &rw(OPC_WRITE, lba, page.dma_address()),
+            ADMIN_TIMEOUT,
+        )?;
         // SAFETY: The Write has completed: nothing refers to the page.
         unsafe { page.as_mut() }.fill(0);
-        q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        q.queue.submit(
+            pdev.as_ref(),
+            &rw(OPC_READ, lba, page.dma_address()),
+            ADMIN_TIMEOUT,
+        )?;
         // SAFETY: The Read has completed, as above.
         let data = unsafe { page.as_ref() };
         if data[..block].iter().any(|&b| b != b'a' + (qid % 26) as u8) {
-            dev_err!(pdev, "queue {}: block {} does not read back as written\n", qid, lba);
+            dev_err!(
+                pdev,
+                "queue {}: block {} does not read back as written\n",
+                qid,
+                lba
+            );
             return Err(EIO);
         }
         dev_info!(

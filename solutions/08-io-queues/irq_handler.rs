@@ -7,7 +7,7 @@ use kernel::{
         Handler,
         IrqReturn, //
     },
-    sync::Arc,
+    sync::Arc, //
 };
 
 use crate::queue::Queue;

@@ -37,7 +37,7 @@ use kernel::{
     time::{
         msecs_to_jiffies,
         Delta, //
-    },
+    }, //
 };
 
 use crate::{
@@ -50,7 +50,7 @@ use crate::{
     ring::{
         CqRing,
         SqRing, //
-    },
+    }, //
 };
 
 // ANCHOR: slot
@@ -144,7 +144,12 @@ impl Queue {
     // ANCHOR: new
     /// Allocates queue pair `qid` with `depth` entries in each ring, and one
     /// identifier per entry.
-    pub(crate) fn new(dev: &Device<Bound>, regs: Arc<Registers>, qid: u16, depth: u16) -> Result<Arc<Queue>> {
+    pub(crate) fn new(
+        dev: &Device<Bound>,
+        regs: Arc<Registers>,
+        qid: u16,
+        depth: u16,
+    ) -> Result<Arc<Queue>> {
         let mut slots = KVec::with_capacity(depth.into(), GFP_KERNEL)?;
         for _ in 0..depth {
             slots.push(Slot::Free, GFP_KERNEL)?;
@@ -246,7 +251,11 @@ impl Queue {
                 cqe.status.describe(),
                 cqe.status.sct(),
                 cqe.status.sc(),
-                if cqe.status.dnr() { ", do not retry" } else { "" }
+                if cqe.status.dnr() {
+                    ", do not retry"
+                } else {
+                    ""
+                }
             );
             return Err(EIO);
         }
@@ -333,7 +342,9 @@ impl Queue {
             return Ok(None);
         }
         dma_mb(Read);
-        Ok(Some(Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read())))
+        Ok(Some(Completion::from_dwords(
+            io_project!(self.cq_mem, [try: head]).copy_read(),
+        )))
     }
 }
 
@@ -344,7 +355,11 @@ impl PinnedDrop for Queue {
         // (with the fields, right after this). After a successful unbind it
         // is stopped already, and this returns at once.
         if let Err(e) = self.regs.disable() {
-            pr_err!("rnvme: disabling the controller before freeing queue {} failed ({:?})\n", self.qid, e);
+            pr_err!(
+                "rnvme: disabling the controller before freeing queue {} failed ({:?})\n",
+                self.qid,
+                e
+            );
         }
     }
 }

@@ -15,7 +15,7 @@ use kernel::{
     pci,
     prelude::*,
     sync::Arc,
-    time::Delta,
+    time::Delta, //
 };
 
 use crate::{
@@ -25,7 +25,7 @@ use crate::{
         CSTS, //
     },
     spec::Cap,
-    Bar0,
+    Bar0, //
 };
 
 // ANCHOR: registers

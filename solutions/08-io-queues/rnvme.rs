@@ -10,6 +10,7 @@
 //! /proc/interrupts` in the VM.
 
 use kernel::{
+    cpu,
     device::Core,
     dma::{
         Device as _,
@@ -17,7 +18,6 @@ use kernel::{
     },
     io::Io,
     irq,
-    cpu,
     pci::{
         self,
         IrqTypes,

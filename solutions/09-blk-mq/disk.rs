@@ -33,7 +33,7 @@ use kernel::{
         },
         Arc,
         ArcBorrow, //
-    },
+    }, //
 };
 
 use crate::{
@@ -65,7 +65,7 @@ use crate::{
     queue::Queue,
     request,
     spec::Cap,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// The namespace the disk shows.
@@ -158,7 +158,8 @@ impl InFlight {
         )
         .map_err(|_| EINVAL)?;
         let lba = self.lba + u64::from(self.done >> self.lba_shift);
-        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps).ok_or(EINVAL)?;
+        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps)
+            .ok_or(EINVAL)?;
         self.piece = n;
         Ok(Some(cmd))
     }
@@ -262,7 +263,9 @@ impl Disk {
             // SAFETY: The tag's buffer is this request's: the previous
             // request of the tag has ended, and this one's command is not
             // submitted yet.
-            unsafe { request::copy_to_buffer(&rq, bounce.data.as_mut_ptr().cast(), bounce.data.len())? };
+            unsafe {
+                request::copy_to_buffer(&rq, bounce.data.as_mut_ptr().cast(), bounce.data.len())?
+            };
         }
         let mut r = InFlight {
             lba: request::sector(&rq) >> (self.lba_shift - 9),
@@ -414,7 +417,10 @@ pub(crate) fn create(
 
     write_through(pdev, admin);
     let number = DiskId::claim()?;
-    let tagset = Arc::pin_init(TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1), GFP_KERNEL)?;
+    let tagset = Arc::pin_init(
+        TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),
+        GFP_KERNEL,
+    )?;
     let blocks = ns.nsze + extra_blocks;
     let gendisk = GenDiskBuilder::new()
         .capacity_sectors(blocks << (lba_shift - 9))
@@ -459,7 +465,10 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
         ..Command::default()
     };
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
-        Ok(_) => dev_info!(pdev, "volatile write cache off: every completed Write is on the media\n"),
+        Ok(_) => dev_info!(
+            pdev,
+            "volatile write cache off: every completed Write is on the media\n"
+        ),
         // A controller without one says Invalid Field: nothing to do.
         Err(_) => dev_info!(pdev, "no volatile write cache to turn off\n"),
     }

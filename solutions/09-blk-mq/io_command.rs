@@ -14,7 +14,7 @@ use crate::{
         Command,
         Status, //
     },
-    prp::Prps,
+    prp::Prps, //
 };
 
 // ANCHOR: opcodes
@@ -31,7 +31,14 @@ const CDW12_FUA: u32 = 1 << 30;
 /// A Read or Write (`opcode`) of `blocks` logical blocks of namespace
 /// `nsid`, from block `lba`, at the memory `prps` describe. `None` for a
 /// block count the command cannot carry (0, or more than 65536).
-pub(crate) fn read_write(opcode: u8, nsid: u32, lba: u64, blocks: u32, fua: bool, prps: Prps) -> Option<Command> {
+pub(crate) fn read_write(
+    opcode: u8,
+    nsid: u32,
+    lba: u64,
+    blocks: u32,
+    fua: bool,
+    prps: Prps,
+) -> Option<Command> {
     // Number of Logical Blocks, 0's based, in CDW12 bits 15:0.
     let nlb = blocks.checked_sub(1).filter(|n| *n <= 0xffff)?;
     Some(Command {
@@ -40,7 +47,14 @@ pub(crate) fn read_write(opcode: u8, nsid: u32, lba: u64, blocks: u32, fua: bool
         prp1: prps.prp1,
         prp2: prps.prp2,
         // Starting LBA in CDW10 (low half) and CDW11 (high half).
-        cdw: [lba as u32, (lba >> 32) as u32, nlb | if fua { CDW12_FUA } else { 0 }, 0, 0, 0],
+        cdw: [
+            lba as u32,
+            (lba >> 32) as u32,
+            nlb | if fua { CDW12_FUA } else { 0 },
+            0,
+            0,
+            0,
+        ],
     })
 }
 

@@ -42,7 +42,7 @@ use kernel::{
     time::{
         msecs_to_jiffies,
         Delta, //
-    },
+    }, //
 };
 
 use crate::{
@@ -56,7 +56,7 @@ use crate::{
     ring::{
         CqRing,
         SqRing, //
-    },
+    }, //
 };
 
 // ANCHOR: slot
@@ -156,7 +156,12 @@ impl Queue {
     // ANCHOR: new
     /// Allocates queue pair `qid` with `depth` entries in each ring, and one
     /// identifier per entry.
-    pub(crate) fn new(dev: &Device<Bound>, regs: Arc<Registers>, qid: u16, depth: u16) -> Result<Arc<Queue>> {
+    pub(crate) fn new(
+        dev: &Device<Bound>,
+        regs: Arc<Registers>,
+        qid: u16,
+        depth: u16,
+    ) -> Result<Arc<Queue>> {
         // One bit per identifier in `finished`.
         if depth > 64 {
             return Err(EINVAL);
@@ -263,7 +268,11 @@ impl Queue {
                 cqe.status.describe(),
                 cqe.status.sct(),
                 cqe.status.sc(),
-                if cqe.status.dnr() { ", do not retry" } else { "" }
+                if cqe.status.dnr() {
+                    ", do not retry"
+                } else {
+                    ""
+                }
             );
             return Err(EIO);
         }
@@ -355,7 +364,12 @@ impl Queue {
     /// at once: the interrupt handler takes the request back with
     /// [`Queue::take_finished`]. If the identifier is in use, or the
     /// doorbell cannot be rung, the request comes back with the error.
-    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: InFlight) -> Result<(), (Error, InFlight)> {
+    pub(crate) fn issue(
+        &self,
+        tag: u16,
+        cmd: &Command,
+        request: InFlight,
+    ) -> Result<(), (Error, InFlight)> {
         let mut rings = self.rings.lock();
         if !matches!(rings.slot(tag), Some(Slot::Free)) {
             return Err((EBUSY, request));
@@ -412,7 +426,9 @@ impl Queue {
             return Ok(None);
         }
         dma_mb(Read);
-        Ok(Some(Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read())))
+        Ok(Some(Completion::from_dwords(
+            io_project!(self.cq_mem, [try: head]).copy_read(),
+        )))
     }
 }
 
@@ -423,7 +439,11 @@ impl PinnedDrop for Queue {
         // (with the fields, right after this). After a successful unbind it
         // is stopped already, and this returns at once.
         if let Err(e) = self.regs.disable() {
-            pr_err!("rnvme: disabling the controller before freeing queue {} failed ({:?})\n", self.qid, e);
+            pr_err!(
+                "rnvme: disabling the controller before freeing queue {} failed ({:?})\n",
+                self.qid,
+                e
+            );
         }
     }
 }

@@ -16,7 +16,7 @@ use kernel::{
         Request, //
     },
     prelude::*,
-    sync::aref::ARef,
+    sync::aref::ARef, //
 };
 
 /// The operation is in the low 8 bits of `cmd_flags` (`REQ_OP_MASK`, a
@@ -81,7 +81,10 @@ pub(crate) fn hw_queue<T: Operations>(rq: &Request<T>) -> usize {
 /// The pieces are mapped (`kmap_local_page`) only for the time of the call;
 /// they may be user pages that user space can touch meanwhile (`O_DIRECT`),
 /// so they are handed over as raw pointers, never as Rust references.
-fn for_each_piece<T: Operations>(rq: &Request<T>, mut f: impl FnMut(*mut u8, usize) -> Result) -> Result {
+fn for_each_piece<T: Operations>(
+    rq: &Request<T>,
+    mut f: impl FnMut(*mut u8, usize) -> Result,
+) -> Result {
     for_each_page(rq, |page, in_page, len| {
         // SAFETY: `page` is a page of the request's data (`for_each_page`);
         // `kmap_local_page` maps it until the `kunmap_local` below, on this
@@ -122,10 +125,14 @@ pub(crate) fn for_each_page<T: Operations>(
             let len = (bv.bv_len - iter.bi_offset)
                 .min(iter.bi_size)
                 .min((page_size - in_page) as u32);
-            // SAFETY: The entry's pages are contiguous, so their `struct
-            // page`s are too (one `mem_map`): this is the one that holds
-            // `offset`.
-            f(unsafe { bv.bv_page.add(offset / page_size) }, in_page, len as usize)?;
+            f(
+                // SAFETY: The entry's pages are contiguous, so their `struct
+                // page`s are too (one `mem_map`): this is the one that holds
+                // `offset`.
+                unsafe { bv.bv_page.add(offset / page_size) },
+                in_page,
+                len as usize,
+            )?;
             iter.bi_size -= len;
             iter.bi_offset += len;
             if iter.bi_offset == bv.bv_len {
@@ -145,7 +152,11 @@ pub(crate) fn for_each_page<T: Operations>(
 /// # Safety
 ///
 /// `buf` points to `size` bytes nothing else reads or writes meanwhile.
-pub(crate) unsafe fn copy_to_buffer<T: Operations>(rq: &Request<T>, buf: *mut u8, size: usize) -> Result {
+pub(crate) unsafe fn copy_to_buffer<T: Operations>(
+    rq: &Request<T>,
+    buf: *mut u8,
+    size: usize,
+) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
         if at + len > size {
@@ -166,7 +177,11 @@ pub(crate) unsafe fn copy_to_buffer<T: Operations>(rq: &Request<T>, buf: *mut u8
 /// # Safety
 ///
 /// As for [`copy_to_buffer`].
-pub(crate) unsafe fn copy_from_buffer<T: Operations>(rq: &Request<T>, buf: *const u8, size: usize) -> Result {
+pub(crate) unsafe fn copy_from_buffer<T: Operations>(
+    rq: &Request<T>,
+    buf: *const u8,
+    size: usize,
+) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
         if at + len > size {

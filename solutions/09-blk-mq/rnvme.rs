@@ -9,6 +9,7 @@
 //! or `fio` in the VM.
 
 use kernel::{
+    cpu,
     device::Core,
     dma::{
         Device as _,
@@ -16,13 +17,12 @@ use kernel::{
     },
     io::Io,
     irq,
-    cpu,
+    new_mutex,
     pci::{
         self,
         IrqTypes,
         IrqVectorRegistration, //
     },
-    new_mutex,
     prelude::*,
     sync::{
         Arc,
@@ -68,11 +68,11 @@ use bring_up::{
     log_identity,
     start, //
 };
+use disk::SendDisk;
 use identify::{
     ascii,
     IdCtrl, //
 };
-use disk::SendDisk;
 use io_queues::IoQueue;
 use irq_handler::QueueIrq;
 use queue::Queue;

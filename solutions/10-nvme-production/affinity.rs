@@ -24,19 +24,23 @@ use kernel::{
     irq::IrqRequest,
     pci::IrqVectorRegistration,
     prelude::*,
-    sync::Arc,
+    sync::Arc, //
 };
 
 use crate::{
     disk::NvmeDisk,
-    io_queues::IoQueue,
+    io_queues::IoQueue, //
 };
 
 // ANCHOR: spread
 /// Sends the interrupts of I/O queue `i + 1` (hardware queue `i`) to the
 /// CPUs that blk-mq maps to hardware queue `i`, where its requests come
 /// from, when it has a vector of its own. Returns how many it placed.
-pub(crate) fn spread(vectors: &IrqVectorRegistration<'_>, io: &[IoQueue], tag_set: &Arc<TagSet<NvmeDisk>>) -> usize {
+pub(crate) fn spread(
+    vectors: &IrqVectorRegistration<'_>,
+    io: &[IoQueue],
+    tag_set: &Arc<TagSet<NvmeDisk>>,
+) -> usize {
     // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
     let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
     // SAFETY: The tag set is alive (we hold an `Arc`); its default map
@@ -53,7 +57,10 @@ pub(crate) fn spread(vectors: &IrqVectorRegistration<'_>, io: &[IoQueue], tag_se
         if io.iter().filter(|other| other.vector == q.vector).count() > 1 || q.vector == 0 {
             continue;
         }
-        let (Ok(vector), Ok(mut mask)) = (vectors.index(q.vector as usize), CpumaskVar::new_zero(GFP_KERNEL)) else {
+        let (Ok(vector), Ok(mut mask)) = (
+            vectors.index(q.vector as usize),
+            CpumaskVar::new_zero(GFP_KERNEL),
+        ) else {
             continue;
         };
         let mut cpus = 0;

@@ -37,7 +37,7 @@ use kernel::{
     uaccess::{
         UserPtr,
         UserSlice, //
-    },
+    }, //
 };
 
 use crate::{
@@ -52,7 +52,7 @@ use crate::{
     },
     prp,
     queue::Queue,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// The namespace the nodes show.
@@ -100,12 +100,22 @@ pub(crate) struct Controller {
 
 impl Controller {
     /// The controller behind the nodes: its admin queue and I/O queue 1.
-    pub(crate) fn new(pdev: &pci::Device<Core<'_>>, admin: &Arc<Queue>, io: &Arc<Queue>) -> Result<Arc<Controller>> {
-        let block_size = disk::identify_namespace(pdev, admin)?.block_size().ok_or(EIO)?;
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        admin: &Arc<Queue>,
+        io: &Arc<Queue>,
+    ) -> Result<Arc<Controller>> {
+        let block_size = disk::identify_namespace(pdev, admin)?
+            .block_size()
+            .ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
-            list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
+            list: Coherent::zeroed_slice(
+                dev,
+                prp::list_entries_for(BUFFER_SIZE as u32, PAGE),
+                GFP_KERNEL,
+            )?,
             abandoned: false,
         };
         Arc::pin_init(
@@ -136,17 +146,21 @@ impl Controller {
         }
         let mut raw = [0u8; 80];
         let raw = raw.get_mut(..layout.size()).ok_or(EINVAL)?;
-        UserSlice::new(UserPtr::from_addr(arg), raw.len()).reader().read_slice(raw)?;
+        UserSlice::new(UserPtr::from_addr(arg), raw.len())
+            .reader()
+            .read_slice(raw)?;
         let c = passthru::parse(raw).ok_or(EINVAL)?;
         // The controller has one namespace, and an I/O command for another
         // is a mistake (the C driver says the same).
         if target == Target::Io && c.nsid != NSID {
             return Err(EINVAL);
         }
-        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(|r| match r {
-            Refused::Invalid => EINVAL,
-            Refused::DriverOwned => EPERM,
-        })?;
+        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(
+            |r| match r {
+                Refused::Invalid => EINVAL,
+                Refused::DriverOwned => EPERM,
+            },
+        )?;
         let (status, result) = self.run(&c, target, direction)?;
         // The result goes back into the caller's structure.
         let (at, size) = layout.result_field();
@@ -162,7 +176,12 @@ impl Controller {
     // ANCHOR: run
     /// Copies the data in, sends the command, waits, copies the data out;
     /// returns the completion's status (0: success) and result.
-    fn run(&self, c: &passthru::Passthru, target: Target, direction: Direction) -> Result<(u16, u32)> {
+    fn run(
+        &self,
+        c: &passthru::Passthru,
+        target: Target,
+        direction: Direction,
+    ) -> Result<(u16, u32)> {
         let len = c.data_len as usize;
         let user = UserSlice::new(UserPtr::from_addr(c.addr as usize), len);
         let mut buffer = self.buffer.lock();
@@ -187,8 +206,14 @@ impl Controller {
         // inside it.
         // SAFETY: As for `data`: no command uses the list.
         let list = unsafe { buffer.list.as_mut() };
-        let prps = prp::describe(buffer.data.dma_address(), BUFFER_SIZE as u32, PAGE, list, buffer.list.dma_address())
-            .map_err(|_| EINVAL)?;
+        let prps = prp::describe(
+            buffer.data.dma_address(),
+            BUFFER_SIZE as u32,
+            PAGE,
+            list,
+            buffer.list.dma_address(),
+        )
+        .map_err(|_| EINVAL)?;
         let cmd = Command {
             opcode: c.opcode,
             nsid: c.nsid,
@@ -204,13 +229,15 @@ impl Controller {
             Target::Admin => &self.admin,
             Target::Io => &self.io,
         };
-        let cqe = queue.submit_any(&self.dev, &cmd, timeout).inspect_err(|e| {
-            // Timed out or interrupted: the command is still the
-            // controller's, and so is the buffer.
-            if *e == ETIMEDOUT || *e == EINTR {
-                buffer.abandoned = true;
-            }
-        })?;
+        let cqe = queue
+            .submit_any(&self.dev, &cmd, timeout)
+            .inspect_err(|e| {
+                // Timed out or interrupted: the command is still the
+                // controller's, and so is the buffer.
+                if *e == ETIMEDOUT || *e == EINTR {
+                    buffer.abandoned = true;
+                }
+            })?;
         if direction == Direction::FromDevice {
             // SAFETY: The controller has written the data before its
             // completion came.

@@ -37,19 +37,19 @@ use kernel::{
         },
         Arc,
         ArcBorrow, //
-    },
+    }, //
 };
 
 use crate::{
-    dma_map::{
-        Mapping,
-        MAX_PIECES, //
-    },
     command::{
         Command,
         Completion,
         CNS_CONTROLLER,
         CNS_NAMESPACE, //
+    },
+    dma_map::{
+        Mapping,
+        MAX_PIECES, //
     },
     identify::{
         IdCtrl,
@@ -74,7 +74,7 @@ use crate::{
     queue::Queue,
     request,
     spec::Cap,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// The namespace the disk shows.
@@ -180,7 +180,8 @@ impl InFlight {
         )
         .map_err(|_| EINVAL)?;
         let lba = self.lba + u64::from(self.done >> self.lba_shift);
-        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps).ok_or(EINVAL)?;
+        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps)
+            .ok_or(EINVAL)?;
         self.piece = n;
         Ok(Some(cmd))
     }
@@ -318,12 +319,18 @@ impl Disk {
             // SAFETY: The tag's lists are this request's: no command of the
             // tag is in flight.
             let (list, sgl) = unsafe { (bounce.list.as_mut(), bounce.sgl.as_mut()) };
-            let prps = mapping.data_pointer(list, bounce.list.dma_address(), sgl, bounce.sgl.dma_address())?;
+            let prps = mapping.data_pointer(
+                list,
+                bounce.list.dma_address(),
+                sgl,
+                bounce.sgl.dma_address(),
+            )?;
             if mapping.is_sgl() {
                 self.with_sgl.fetch_add(1, Relaxed);
             }
             let blocks = mapping.len() >> self.lba_shift;
-            let cmd = read_write(opcode, NSID, lba, blocks, request::is_fua(&rq), prps).ok_or(EINVAL)?;
+            let cmd =
+                read_write(opcode, NSID, lba, blocks, request::is_fua(&rq), prps).ok_or(EINVAL)?;
             let r = InFlight {
                 fua: request::is_fua(&rq),
                 rq,
@@ -338,7 +345,10 @@ impl Disk {
                 mapping: Some(mapping),
             };
             self.mapped.fetch_add(1, Relaxed);
-            return hw.queue.issue(tag, &cmd, r, is_last).map_err(|(e, _request)| e);
+            return hw
+                .queue
+                .issue(tag, &cmd, r, is_last)
+                .map_err(|(e, _request)| e);
         }
         // ANCHOR_END: zero_copy
         self.bounced.fetch_add(1, Relaxed);
@@ -346,7 +356,9 @@ impl Disk {
             // SAFETY: The tag's buffer is this request's: the previous
             // request of the tag has ended, and this one's command is not
             // submitted yet.
-            unsafe { request::copy_to_buffer(&rq, bounce.data.as_mut_ptr().cast(), bounce.data.len())? };
+            unsafe {
+                request::copy_to_buffer(&rq, bounce.data.as_mut_ptr().cast(), bounce.data.len())?
+            };
         }
         let mut r = InFlight {
             lba,
@@ -364,7 +376,9 @@ impl Disk {
         let cmd = r.next_command()?.ok_or(EIO)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
-        hw.queue.issue(tag, &cmd, r, is_last).map_err(|(e, _request)| e)
+        hw.queue
+            .issue(tag, &cmd, r, is_last)
+            .map_err(|(e, _request)| e)
     }
 }
 // ANCHOR_END: queue_rq
@@ -514,7 +528,10 @@ pub(crate) fn create(
 
     write_through(pdev, admin);
     let number = DiskId::claim()?;
-    let tagset = Arc::pin_init(TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1), GFP_KERNEL)?;
+    let tagset = Arc::pin_init(
+        TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),
+        GFP_KERNEL,
+    )?;
     let blocks = ns.nsze + extra_blocks;
     let gendisk = GenDiskBuilder::new()
         .capacity_sectors(blocks << (lba_shift - 9))
@@ -559,7 +576,10 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
         ..Command::default()
     };
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
-        Ok(_) => dev_info!(pdev, "volatile write cache off: every completed Write is on the media\n"),
+        Ok(_) => dev_info!(
+            pdev,
+            "volatile write cache off: every completed Write is on the media\n"
+        ),
         // A controller without one says Invalid Field: nothing to do.
         Err(_) => dev_info!(pdev, "no volatile write cache to turn off\n"),
     }
@@ -585,7 +605,11 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> bool {
     let page = unsafe { page.as_ref() };
     let sgls = page.get(SGLS).copied().unwrap_or(0);
     let supported = sgls & 0b11 != 0;
-    let says = if supported { "takes SGLs" } else { "takes no SGLs" };
+    let says = if supported {
+        "takes SGLs"
+    } else {
+        "takes no SGLs"
+    };
     dev_info!(pdev, "the controller {}\n", says);
     supported
 }

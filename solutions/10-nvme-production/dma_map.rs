@@ -20,12 +20,12 @@ use kernel::{
     },
     device::Device,
     dma::DataDirection,
-    prelude::*,
+    prelude::*, //
 };
 
 use crate::{
     prp::Prps,
-    request,
+    request, //
 };
 
 /// Pieces a mapping holds: a request has at most 128 segments (blk-mq's
@@ -70,7 +70,12 @@ impl Mapping {
     ///
     /// The mapping is boxed (`GFP_NOWAIT`: `queue_rq` may not sleep), so a
     /// request in flight stays small; without memory, the bounce buffer.
-    pub(crate) fn map<T: Operations>(dev: &Device, rq: &Request<T>, to_device: bool, sgl: bool) -> Option<KBox<Mapping>> {
+    pub(crate) fn map<T: Operations>(
+        dev: &Device,
+        rq: &Request<T>,
+        to_device: bool,
+        sgl: bool,
+    ) -> Option<KBox<Mapping>> {
         if bindings::PAGE_SIZE != 4096 {
             return None;
         }
@@ -94,7 +99,11 @@ impl Mapping {
             // The PRP shape: the first piece starts anywhere dword aligned,
             // the others at a page boundary, and only the last may end
             // before the end of its page.
-            let fits = if m.count == 0 { in_page % 4 == 0 } else { in_page == 0 && last_ended_page };
+            let fits = if m.count == 0 {
+                in_page % 4 == 0
+            } else {
+                in_page == 0 && last_ended_page
+            };
             m.prp_shape &= fits;
             // An SGL takes any piece of whole dwords.
             let sgl_fits = sgl && in_page % 4 == 0 && len % 4 == 0;
@@ -164,7 +173,11 @@ impl Mapping {
                 for (entry, &(addr, len)) in list.iter_mut().zip(pieces) {
                     *entry = descriptor(addr, len, SGL_DATA_BLOCK);
                 }
-                descriptor(list_addr, u32::try_from(pieces.len() * 16)?, SGL_LAST_SEGMENT)
+                descriptor(
+                    list_addr,
+                    u32::try_from(pieces.len() * 16)?,
+                    SGL_LAST_SEGMENT,
+                )
             }
         };
         Ok(Prps {

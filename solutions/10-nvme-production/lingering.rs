@@ -26,18 +26,18 @@ use kernel::{
             Atomic,
             Relaxed, //
         },
-        Arc,
+        Arc, //
     },
     time::{
         delay::fsleep,
         Delta, //
     },
-    workqueue::Queue,
+    workqueue::Queue, //
 };
 
 use crate::{
     disk::NvmeDisk,
-    owned_queue::OwnedQueue,
+    owned_queue::OwnedQueue, //
 };
 
 /// How often a lingering disk is looked at.
@@ -88,7 +88,8 @@ impl OpenDisk {
         unsafe {
             let part0 = self.0.as_ptr();
             let openers = core::ptr::read_volatile(&raw const (*part0).bd_openers.counter);
-            let partitions = core::ptr::read_volatile(&raw const (*(*part0).bd_disk).open_partitions);
+            let partitions =
+                core::ptr::read_volatile(&raw const (*(*part0).bd_disk).open_partitions);
             openers > 0 || partitions > 0
         }
     }

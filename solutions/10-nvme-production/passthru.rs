@@ -302,7 +302,10 @@ pub(crate) fn check(
     // What the command itself says it transfers, and whether that must be
     // exactly `data_len` or only fit in it.
     let (transfer, exact): (u64, bool) = match (target, c.opcode) {
-        (Target::Io, IO_READ | IO_WRITE) => ((u64::from(c.cdw[2] & 0xffff) + 1) * u64::from(block_size), true),
+        (Target::Io, IO_READ | IO_WRITE) => (
+            (u64::from(c.cdw[2] & 0xffff) + 1) * u64::from(block_size),
+            true,
+        ),
         (Target::Io, IO_DSM) => ((u64::from(c.cdw[0] & 0xff) + 1) * 16, true),
         (Target::Admin, ADMIN_GET_LOG_PAGE) => {
             let numd = u64::from(c.cdw[0] >> 16) | (u64::from(c.cdw[1] & 0xffff) << 16);

@@ -53,7 +53,7 @@ use kernel::{
         Delta,
         Instant,
         Monotonic, //
-    },
+    }, //
 };
 
 use crate::{
@@ -68,7 +68,7 @@ use crate::{
     ring::{
         CqRing,
         SqRing, //
-    },
+    }, //
 };
 
 // ANCHOR: slot
@@ -179,7 +179,12 @@ impl Queue {
     // ANCHOR: new
     /// Allocates queue pair `qid` with `depth` entries in each ring, and one
     /// identifier per entry.
-    pub(crate) fn new(dev: &Device<Bound>, regs: Arc<Registers>, qid: u16, depth: u16) -> Result<Arc<Queue>> {
+    pub(crate) fn new(
+        dev: &Device<Bound>,
+        regs: Arc<Registers>,
+        qid: u16,
+        depth: u16,
+    ) -> Result<Arc<Queue>> {
         // One bit per identifier in `finished`.
         if depth > 64 {
             return Err(EINVAL);
@@ -272,7 +277,11 @@ impl Queue {
                 cqe.status.describe(),
                 cqe.status.sct(),
                 cqe.status.sc(),
-                if cqe.status.dnr() { ", do not retry" } else { "" }
+                if cqe.status.dnr() {
+                    ", do not retry"
+                } else {
+                    ""
+                }
             );
             return Err(EIO);
         }
@@ -282,7 +291,12 @@ impl Queue {
     /// Submits `cmd` and sleeps until it completes, as [`Queue::submit`],
     /// but returns its completion whatever its status (for passthrough
     /// commands, whose caller wants the status).
-    pub(crate) fn submit_any(&self, dev: &Device, cmd: &Command, timeout: Delta) -> Result<Completion> {
+    pub(crate) fn submit_any(
+        &self,
+        dev: &Device,
+        cmd: &Command,
+        timeout: Delta,
+    ) -> Result<Completion> {
         let mut rings = self.rings.lock();
         if rings.dead {
             return Err(ENODEV);
@@ -405,7 +419,13 @@ impl Queue {
     ///
     /// Stage 10: with `ring` false the doorbell is not rung: more commands
     /// follow, and the last one (or [`Queue::commit`]) rings once for all.
-    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: InFlight, ring: bool) -> Result<(), (Error, InFlight)> {
+    pub(crate) fn issue(
+        &self,
+        tag: u16,
+        cmd: &Command,
+        request: InFlight,
+        ring: bool,
+    ) -> Result<(), (Error, InFlight)> {
         let mut rings = self.rings.lock();
         if rings.dead {
             return Err((ENODEV, request));
@@ -544,7 +564,9 @@ impl Queue {
             return Ok(None);
         }
         dma_mb(Read);
-        Ok(Some(Completion::from_dwords(io_project!(self.cq_mem, [try: head]).copy_read())))
+        Ok(Some(Completion::from_dwords(
+            io_project!(self.cq_mem, [try: head]).copy_read(),
+        )))
     }
 }
 
@@ -571,7 +593,11 @@ impl PinnedDrop for Queue {
         // (with the fields, right after this). After a successful unbind it
         // is stopped already, and this returns at once.
         if let Err(e) = self.regs.disable() {
-            pr_err!("rnvme: disabling the controller before freeing queue {} failed ({:?})\n", self.qid, e);
+            pr_err!(
+                "rnvme: disabling the controller before freeing queue {} failed ({:?})\n",
+                self.qid,
+                e
+            );
         }
     }
 }

@@ -18,25 +18,25 @@ use kernel::{
     device::Device,
     prelude::*,
     sync::{
+        aref::ARef,
         atomic::{
             Atomic,
             Relaxed, //
         },
-        aref::ARef,
-        Arc,
+        Arc, //
     },
     time::{
         delay::fsleep,
         Delta,
         Instant,
         Monotonic, //
-    },
+    }, //
 };
 
 use crate::{
     command::Command,
     owned_queue::OwnedQueue,
-    queue::Queue,
+    queue::Queue, //
 };
 
 /// Admin opcode Abort (NVMe 1.4, 5.1).
@@ -75,7 +75,12 @@ pub(crate) struct Watchdog {
 
 impl Watchdog {
     /// Starts watching the I/O queues `io` with a timeout of `timeout`.
-    pub(crate) fn start(dev: &Device, admin: &Arc<Queue>, io: &[Arc<Queue>], timeout: Delta) -> Result<Watchdog> {
+    pub(crate) fn start(
+        dev: &Device,
+        admin: &Arc<Queue>,
+        io: &[Arc<Queue>],
+        timeout: Delta,
+    ) -> Result<Watchdog> {
         let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
         for q in io {
             queues.push(q.clone(), GFP_KERNEL)?;
@@ -152,7 +157,12 @@ impl Watched {
                 if a.at.elapsed() < self.timeout {
                     return aborted;
                 }
-                dev_err!(self.dev, "queue {} command {}: still not ended a timeout after an Abort\n", qid, cid);
+                dev_err!(
+                    self.dev,
+                    "queue {} command {}: still not ended a timeout after an Abort\n",
+                    qid,
+                    cid
+                );
                 self.give_up("a timed-out command was not ended");
                 return None;
             }

@@ -8,8 +8,13 @@
 //! receives. Everything runs on a workqueue the module owns, and unloading
 //! stops it all: no work item can run module code after `rmmod` returns.
 //!
-//! How to run: `make run STEP=11`, then in the VM
-//! `echo hello | python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",7007)); s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'`.
+//! How to run: `make run STEP=11`, then in the VM:
+//!
+//! ```text
+//! echo hello | python3 -c 'import socket,sys
+//! s=socket.create_connection(("127.0.0.1",7007))
+//! s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'
+//! ```
 
 use core::ptr::NonNull;
 use kernel::{

@@ -9,8 +9,15 @@
 //! the types: each value owns one `struct socket`, and dropping it releases
 //! the socket. Errors come back as [`Result`]; nothing here can panic.
 
-use core::{ffi::c_int, ptr::NonNull};
-use kernel::{bindings, error::to_result, prelude::*};
+use core::{
+    ffi::c_int,
+    ptr::NonNull, //
+};
+use kernel::{
+    bindings,
+    error::to_result,
+    prelude::*, //
+};
 
 // ANCHOR: extern
 extern "C" {

@@ -19,7 +19,7 @@ use crate::{
     waker::{
         self,
         Wake, //
-    },
+    }, //
 };
 use core::{
     future::Future,
@@ -32,7 +32,7 @@ use core::{
         Context,
         Poll,
         Waker, //
-    },
+    }, //
 };
 use kernel::{
     impl_has_work,
@@ -48,7 +48,7 @@ use kernel::{
     workqueue::{
         Work,
         WorkItem, //
-    },
+    }, //
 };
 
 /// A future the executor can own: boxed, pinned, sendable to any worker.

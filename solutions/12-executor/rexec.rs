@@ -13,15 +13,17 @@
 //!   50 ms; they must wake in the order of their deadlines, none early;
 //! - `pending=N`: N tasks that sleep for an hour, for `rmmod` to cancel.
 //!
-//! How to run: `make run STEP=12`, then in the VM
-//! `insmod rexec.ko tasks=5000 sleepers=4 && dmesg | tail`.
+//! How to run: `make run STEP=12` loads the module with its defaults; then,
+//! in the VM (its shell starts in the repository), for example
+//! `rmmod rexec; insmod build/modules-fast/steps/12-executor/rexec.ko tasks=5000 sleepers=4`
+//! and `dmesg | tail`.
 
 use core::{
     future::Future,
     sync::atomic::{
         AtomicU32,
         Ordering, //
-    },
+    }, //
 };
 use kernel::{
     prelude::*,
@@ -30,7 +32,7 @@ use kernel::{
         Delta,
         Instant,
         Monotonic, //
-    },
+    }, //
 };
 
 mod executor;
@@ -203,7 +205,10 @@ impl kernel::Module for RExecModule {
             spawn_logged(ex, "sleepers", sleepers_in_order(ex.clone(), sleepers))?;
         }
         for _ in 0..pending {
-            spawn_logged(ex, "pending", async { sleep(Delta::from_secs(3600))?.await; Ok(()) })?;
+            spawn_logged(ex, "pending", async {
+                sleep(Delta::from_secs(3600))?.await;
+                Ok(())
+            })?;
         }
         pr_info!(
             "executor started: {} workers, {} tasks, {} sleepers, {} pending\n",

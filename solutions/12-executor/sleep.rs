@@ -13,7 +13,7 @@ use core::{
         Context,
         Poll,
         Waker, //
-    },
+    }, //
 };
 use kernel::{
     impl_has_hr_timer,
@@ -36,7 +36,7 @@ use kernel::{
         },
         Delta,
         Monotonic, //
-    },
+    }, //
 };
 
 // ANCHOR: alarm

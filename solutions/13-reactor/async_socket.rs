@@ -15,7 +15,7 @@ use crate::{
     socket::{
         TcpListener,
         TcpStream, //
-    },
+    }, //
 };
 use kernel::{
     bindings,

@@ -8,8 +8,13 @@
 //! workers serve hundreds of connections. Unloading cancels every task:
 //! dropping a task's future closes its socket.
 //!
-//! How to run: `make run STEP=13`, then in the VM
-//! `echo hello | python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",7008)); s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'`.
+//! How to run: `make run STEP=13`, then in the VM:
+//!
+//! ```text
+//! echo hello | python3 -c 'import socket,sys
+//! s=socket.create_connection(("127.0.0.1",7008))
+//! s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'
+//! ```
 
 use core::sync::atomic::{
     AtomicU64,

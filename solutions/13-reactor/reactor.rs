@@ -31,7 +31,7 @@ use core::{
         Context,
         Poll,
         Waker, //
-    },
+    }, //
 };
 use kernel::{
     bindings,

@@ -14,8 +14,15 @@
 //! the reactor (`reactor.rs`) what it needs to wait instead: the socket's
 //! wait queue and its readiness mask.
 
-use core::{ffi::c_int, ptr::NonNull};
-use kernel::{bindings, error::to_result, prelude::*};
+use core::{
+    ffi::c_int,
+    ptr::NonNull, //
+};
+use kernel::{
+    bindings,
+    error::to_result,
+    prelude::*, //
+};
 
 // ANCHOR: extern
 extern "C" {
@@ -178,11 +185,7 @@ impl TcpListener {
         // a valid place for the result. On failure `kernel_accept` releases
         // the socket it allocated itself and leaves nothing for us to free.
         to_result(unsafe {
-            bindings::kernel_accept(
-                self.sock.as_ptr(),
-                &mut raw,
-                bindings::O_NONBLOCK as c_int,
-            )
+            bindings::kernel_accept(self.sock.as_ptr(), &mut raw, bindings::O_NONBLOCK as c_int)
         })?;
         let raw = NonNull::new(raw).ok_or(ENOMEM)?;
         // INVARIANT: `kernel_accept` succeeded: `raw` is a new, connected

@@ -16,7 +16,7 @@ use crate::{
         QTFILE,
         QTSYMLINK, //
     },
-    vfs::File,
+    vfs::File, //
 };
 use kernel::{
     bindings,

@@ -9,7 +9,10 @@
 //! refuses one that does not fit). [`string_param!`] builds the same
 //! `kernel_param` the way `module!` builds its integer ones.
 
-use core::{cell::UnsafeCell, ffi::CStr};
+use core::{
+    cell::UnsafeCell,
+    ffi::CStr, //
+};
 use kernel::bindings;
 
 // ANCHOR: string_param

@@ -61,7 +61,7 @@ use crate::{
         Request, //
     },
     vfs::File,
-    AsyncStream,
+    AsyncStream, //
 };
 use core::ffi::CStr;
 use kernel::{

@@ -14,7 +14,7 @@ use core::{
         c_long,
         c_uint, //
     },
-    ptr::NonNull,
+    ptr::NonNull, //
 };
 use kernel::{
     bindings,
@@ -23,7 +23,7 @@ use kernel::{
         to_result, //
     },
     ffi::c_char,
-    prelude::*,
+    prelude::*, //
 };
 
 // ANCHOR: file

@@ -21,7 +21,7 @@ use crate::{
         QTSYMLINK, //
     },
     user::User,
-    vfs::File,
+    vfs::File, //
 };
 use kernel::{
     bindings,

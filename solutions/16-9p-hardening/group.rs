@@ -36,7 +36,9 @@ pub(crate) fn groups_of<'o>(
         .filter_map(parse_line)
         .filter(|(_, members)| {
             // An empty list splits into one empty member: nobody's name.
-            members.split(|&c| c == b',').any(|m| !m.is_empty() && m == name)
+            members
+                .split(|&c| c == b',')
+                .any(|m| !m.is_empty() && m == name)
         })
         .map(|(gid, _)| gid);
     let mut n = 0;

@@ -25,7 +25,7 @@ use core::{
         AtomicUsize,
         Ordering, //
     },
-    task::Poll,
+    task::Poll, //
 };
 use kernel::{
     prelude::*,

@@ -31,7 +31,7 @@ use core::{
     sync::atomic::{
         AtomicU64,
         Ordering, //
-    },
+    }, //
 };
 use kernel::{
     prelude::*,

@@ -24,14 +24,14 @@ use crate::{
         Account,
         Who, //
     },
-    vfs::File,
+    vfs::File, //
 };
 use core::{
     ffi::{
         c_int,
         CStr, //
     },
-    ptr::NonNull,
+    ptr::NonNull, //
 };
 use kernel::{
     bindings,
@@ -181,7 +181,12 @@ pub(crate) fn lookup(files: &UserFiles, who: Who<'_>) -> Result<User> {
     let users = read_all(&files.passwd)?;
     let account = passwd::find(&users, who).ok_or(EACCES)?;
     let mut gids = [0u32; MAX_GROUPS];
-    let groups = group::groups_of(&read_all(&files.group)?, account.name, account.gid, &mut gids);
+    let groups = group::groups_of(
+        &read_all(&files.group)?,
+        account.name,
+        account.gid,
+        &mut gids,
+    );
     User::new(account, groups)
 }
 

@@ -29,11 +29,13 @@ struct RHello {
 // ANCHOR: init
 impl kernel::Module for RHello {
     fn init(_module: &'static ThisModule) -> Result<Self> {
-        // TODO: Say "Hello from Rust!" with `pr_info!`, then build a
-        // `KVec<u32>` holding 72, 108 and 200 (`push` can fail: use `?`),
-        // log "Keeping 3 numbers in kernel memory" (use `len()`), and return
-        // the module state `RHello { numbers }`.
+        // TODO (exercise 1): Say "Hello from Rust!" with `pr_info!`, then build
+        // a `KVec<u32>` holding 72, 108 and 200 (`push` can fail: use `?`), log
+        // "Keeping 3 numbers in kernel memory" (use `len()`), and return the
+        // module state `RHello { numbers }`.
         // Until then, loading fails with "Function not implemented".
+        // Tests: "insmod rhello" (until it loads, the stage stops there),
+        // "greets when loaded" and "keeps 3 numbers in kernel memory".
         Err(ENOSYS)
     }
 }
@@ -42,8 +44,10 @@ impl kernel::Module for RHello {
 // ANCHOR: drop
 impl Drop for RHello {
     fn drop(&mut self) {
-        // TODO: Log "My numbers are [72, 108, 200] (sum 380)" (the `{:?}`
-        // format prints a KVec like a slice), then "Goodbye from Rust!".
+        // TODO (exercise 2): Log "My numbers are [72, 108, 200] (sum 380)" (the
+        // `{:?}` format prints a KVec like a slice), then "Goodbye from Rust!".
+        // Tests: "shows its numbers when unloaded" and "says goodbye when
+        // unloaded".
     }
 }
 // ANCHOR_END: drop

@@ -72,13 +72,17 @@ impl Config {
     // ANCHOR: new
     /// Checks raw parameter values; the first bad one is the error.
     pub(crate) fn new(depth: u32, queues: u32) -> Result<Config, ParamError> {
-        // TODO: Refuse bad values, in this order, with the matching error:
+        // TODO (exercise 1): Refuse bad values, in this order, with the
+        // matching error:
         // - `depth` outside MIN_DEPTH..=MAX_DEPTH: `ParamError::DepthOutOfRange(depth)`
         // - `depth` not a power of two (see `u32::is_power_of_two`):
         //   `ParamError::DepthNotPowerOfTwo(depth)`
         // - `queues` outside 1..=MAX_QUEUES: `ParamError::QueuesOutOfRange(queues)`
         // Until then every value is accepted, even those that would break
         // the ring arithmetic below.
+        // Tests: the "insmod ... fails with EINVAL" and "the log says why ...
+        // is refused" checks; on the host, `params_*`
+        // (`scripts/host-test.sh --tree steps --filter params`).
         Ok(Config { depth, queues })
     }
     // ANCHOR_END: new

@@ -33,7 +33,7 @@ use kernel::{
     uaccess::{
         UserPtr,
         UserSlice, //
-    },
+    }, //
 };
 
 module! {
@@ -90,7 +90,11 @@ impl kernel::InPlaceModule for RMiscModule {
         pin_init::pin_init_scope(move || {
             let cap = module_parameters::capacity.value();
             if !(1..=MAX_CAPACITY).contains(&cap) {
-                pr_err!("capacity={} refused: must be between 1 and {}\n", cap, MAX_CAPACITY);
+                pr_err!(
+                    "capacity={} refused: must be between 1 and {}\n",
+                    cap,
+                    MAX_CAPACITY
+                );
                 return Err(EINVAL);
             }
             // SAFETY: Called once, before the device (the only user of
@@ -139,7 +143,8 @@ impl MiscDevice for RMisc {
 
     // ANCHOR: write
     fn write_iter(mut kiocb: Kiocb<'_, ()>, iov: &mut IovIterSource<'_>) -> Result<usize> {
-        // TODO: Append the user's data to `BUFFER`, whole or not at all:
+        // TODO (exercise 1): Append the user's data to `BUFFER`, whole or not
+        // at all:
         // - hold `BUFFER.lock()` for the whole write, so that concurrent
         //   writers never interleave;
         // - a write that does not fit in `capacity()` bytes fails with ENOSPC
@@ -149,6 +154,11 @@ impl MiscDevice for RMisc {
         //   unreadable: truncate the buffer back and fail with EFAULT;
         // - set the file position (`kiocb.ki_pos_mut()`) to the new end and
         //   return the number of bytes written.
+        // Tests: the checks that write: "writing ... succeeds", "echo + cat
+        // round trip", "writes append", "a write then a read ...", "10000
+        // random bytes ...", "4 concurrent writers ...", "filling the buffer to
+        // capacity works", "with ENOSPC ..." and "write() from a bad address
+        // fails with EFAULT".
         let _ = (kiocb.ki_pos_mut(), iov.len());
         Err(ENOSYS)
     }
@@ -156,13 +166,20 @@ impl MiscDevice for RMisc {
 
     // ANCHOR: ioctl
     fn ioctl(_device: (), _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        // TODO: Implement the three ioctls defined at the top of this file:
+        // TODO (exercise 2): Implement the three ioctls defined at the top of
+        // this file:
         // - RMISC_CLEAR empties the buffer;
         // - RMISC_GET_LEN and RMISC_GET_CAPACITY write a `u64` (the buffer's
         //   length, or `capacity()`) to the user address `arg`: build a
         //   writer with `UserSlice::new(UserPtr::from_addr(arg), size)` and
         //   let its `write` turn a bad address into EFAULT;
         // - any other command fails with ENOTTY.
+        // Tests: "RMISC_GET_LEN reports the length", "RMISC_GET_CAPACITY
+        // reports the capacity", "RMISC_CLEAR succeeds", "the buffer is empty
+        // after RMISC_CLEAR", "RMISC_GET_LEN to a bad address fails with
+        // EFAULT", and the checks that read the length ("and the length is
+        // exactly ...", "and nothing of it was kept", ...) or need the buffer
+        // cleared first.
         let _ = (cmd, arg);
         Err(ENOTTY)
     }

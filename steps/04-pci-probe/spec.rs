@@ -37,9 +37,15 @@ impl Cap {
     // ANCHOR: from_raw
     /// Decodes the raw 64-bit register.
     pub(crate) const fn from_raw(raw: u64) -> Cap {
-        // TODO: Decode each field from its bit range (NVMe 1.4, 3.1.1; the
-        // ranges are in the field docs above) with `bits(raw, hi, lo)`, e.g.
-        // `mqes: bits(raw, 15, 0) as u16`; CQR is a bool (`== 1`).
+        // TODO (exercise 1): Decode each field from its bit range (NVMe 1.4,
+        // 3.1.1; the ranges are in the field docs above) with
+        // `bits(raw, hi, lo)`, e.g. `mqes: bits(raw, 15, 0) as u16`; CQR is a
+        // bool (`== 1`).
+        // Tests: "rnvme is bound to the NVMe controller ..." (with CSS decoded
+        // as 0, probe refuses the controller), "logs CAP.MQES, CQR and DSTRD
+        // ..." and "logs CAP.TO, CSS, MPSMIN and MPSMAX ..."; on the host,
+        // `nvme_vectors::*` and `nvme_proptest::*`
+        // (`scripts/host-test.sh --tree steps --filter nvme`).
         let _ = bits(raw, 0, 0);
         Cap {
             mqes: 0,

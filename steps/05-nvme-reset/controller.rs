@@ -21,7 +21,7 @@ use crate::{
         CSTS, //
     },
     spec::Cap,
-    Bar0,
+    Bar0, //
 };
 
 // ANCHOR: wait
@@ -48,7 +48,10 @@ fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
         )
     })?;
     if ready && csts.rdy() != ready {
-        dev_err!(dev, "controller fatal status (CSTS.CFS) while waiting for RDY=1\n");
+        dev_err!(
+            dev,
+            "controller fatal status (CSTS.CFS) while waiting for RDY=1\n"
+        );
         return Err(EIO);
     }
     Ok(())
@@ -61,9 +64,14 @@ fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
 /// Afterwards it does no DMA and ignores its doorbells: this must happen
 /// before the queue memory it was given is freed.
 pub(crate) fn disable(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
-    // TODO: Read CC; if CC.EN is set, write CC back with EN cleared
-    // (`bar.read(CC)`, `cc.en()`, `cc.with_en(false)`, `bar.write_reg(..)`).
-    // Then wait until CSTS.RDY is 0: `wait_ready(dev, bar, cap, false)`.
+    // TODO (exercise 1): Read CC; if CC.EN is set, write CC back with EN
+    // cleared (`bar.read(CC)`, `cc.en()`, `cc.with_en(false)`,
+    // `bar.write_reg(..)`). Then wait until CSTS.RDY is 0:
+    // `wait_ready(dev, bar, cap, false)`.
+    // Tests: "rnvme is bound to the NVMe controller ..." (probe disables the
+    // controller first) and the checks after it, "unbind disables the
+    // controller (round N)", "after unbind: CC.EN=0, CSTS.RDY=0 (round N)" and
+    // "rmmod leaves the controller disabled" among them.
     let _ = (dev, bar, cap);
     Err(ENOSYS)
 }
@@ -83,7 +91,8 @@ pub(crate) fn enable(
     depth: u16,
     page_shift: u32,
 ) -> Result {
-    // TODO: Enable the controller, in this order (NVMe 1.4, 7.6.1):
+    // TODO (exercise 2): Enable the controller, in this order (NVMe 1.4,
+    // 7.6.1):
     // 1. AQA: both admin queue sizes, 0's based (`depth - 1`), with
     //    `AQA::zeroed().try_with_asqs(..)?.try_with_acqs(..)?`;
     // 2. ASQ and ACQ: the queues' bus addresses, 64 bits each, with
@@ -91,6 +100,11 @@ pub(crate) fn enable(
     // 3. CC: 64-byte SQ entries (IOSQES = 6), 16-byte CQ entries (IOCQES =
     //    4), MPS = `page_shift - 12`, the NVM command set (CSS = 0), EN = 1;
     // 4. wait until CSTS.RDY is 1: `wait_ready(dev, bar, cap, true)`.
+    // Tests: "rnvme is bound to the NVMe controller ...", "logs that the
+    // controller is enabled", the register checks ("CC.EN=1 and CSTS.RDY=1, no
+    // fatal status", "CC: 4 KiB pages, ...", "AQA: 32-entry admin queues", "ASQ
+    // and ACQ hold the logged queue addresses", ...) and the fault=1 and
+    // fault=2 checks.
     let _ = (dev, bar, cap, asq, acq, depth, page_shift);
     Err(ENOSYS)
 }

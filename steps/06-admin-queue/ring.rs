@@ -100,9 +100,14 @@ impl CqRing {
     // ANCHOR: advance
     /// Consumes the entry at `head()`; flips the expected phase on wrap.
     pub(crate) fn advance(&mut self) {
-        // TODO: Move `head` to the next slot. When it wraps back to 0, the
-        // controller's next pass writes the opposite phase tag: flip
+        // TODO (exercise 1): Move `head` to the next slot. When it wraps back
+        // to 0, the controller's next pass writes the opposite phase tag: flip
         // `self.phase` then, and only then.
+        // Tests: on the host, `nvme_ring_proptest::*`
+        // (`scripts/host-test.sh --tree steps --filter nvme_ring`); in the VM,
+        // "rnvme is bound to the NVMe controller ..." (the second Identify
+        // finds the first completion again, and probe fails) and every check
+        // after it.
     }
     // ANCHOR_END: advance
 }

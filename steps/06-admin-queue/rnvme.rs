@@ -251,10 +251,20 @@ fn identify(
         id.vid
     );
     match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(pdev, "MDTS {}: at most {} bytes per transfer\n", id.mdts, bytes),
+        Some(bytes) => dev_info!(
+            pdev,
+            "MDTS {}: at most {} bytes per transfer\n",
+            id.mdts,
+            bytes
+        ),
         None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
     }
-    dev_info!(pdev, "controller ID {}, {} namespace(s)\n", id.cntlid, id.nn);
+    dev_info!(
+        pdev,
+        "controller ID {}, {} namespace(s)\n",
+        id.cntlid,
+        id.nn
+    );
 
     if id.nn >= 1 {
         let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
@@ -303,7 +313,11 @@ fn identify_again(
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(self.pdev, "released (VS {:#010x})\n", self.bar.read(regs::VS).into_raw());
+        dev_info!(
+            self.pdev,
+            "released (VS {:#010x})\n",
+            self.bar.read(regs::VS).into_raw()
+        );
     }
 }
 

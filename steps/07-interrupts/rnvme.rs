@@ -268,7 +268,12 @@ fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
 
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
-fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &AdminQueue, page: &Coherent<[u8]>) -> Result<IdCtrl> {
+fn identify(
+    pdev: &pci::Device<Core<'_>>,
+    cap: &Cap,
+    admin: &AdminQueue,
+    page: &Coherent<[u8]>,
+) -> Result<IdCtrl> {
     let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
     admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     // SAFETY: The controller wrote the page before it posted the completion
@@ -284,10 +289,20 @@ fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &AdminQueue, page: &
         id.vid
     );
     match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(pdev, "MDTS {}: at most {} bytes per transfer\n", id.mdts, bytes),
+        Some(bytes) => dev_info!(
+            pdev,
+            "MDTS {}: at most {} bytes per transfer\n",
+            id.mdts,
+            bytes
+        ),
         None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
     }
-    dev_info!(pdev, "controller ID {}, {} namespace(s)\n", id.cntlid, id.nn);
+    dev_info!(
+        pdev,
+        "controller ID {}, {} namespace(s)\n",
+        id.cntlid,
+        id.nn
+    );
 
     if id.nn >= 1 {
         let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
@@ -311,7 +326,11 @@ fn identify(pdev: &pci::Device<Core<'_>>, cap: &Cap, admin: &AdminQueue, page: &
 /// For the test: sends Identify Controller `repeat` more times, so that the
 /// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
 /// doorbells can be checked against the ring arithmetic.
-fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coherent<[u8]>) -> Result {
+fn identify_again(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &AdminQueue,
+    page: &Coherent<[u8]>,
+) -> Result {
     let repeat = module_parameters::repeat.value();
     if repeat == 0 {
         return Ok(());
@@ -330,7 +349,13 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coher
 
 // ANCHOR: start
 /// Tells the controller where the admin queues are and enables it.
-fn start(pdev: &pci::Device<Core<'_>>, bar: &Bar0<'_>, admin: &AdminQueue, cap: &Cap, page_shift: u32) -> Result {
+fn start(
+    pdev: &pci::Device<Core<'_>>,
+    bar: &Bar0<'_>,
+    admin: &AdminQueue,
+    cap: &Cap,
+    page_shift: u32,
+) -> Result {
     controller::enable(
         pdev.as_ref(),
         bar,
@@ -403,12 +428,20 @@ fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Resu
     };
     match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
         Err(e) if e == ETIMEDOUT => {
-            dev_info!(pdev, "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n", ms);
+            dev_info!(
+                pdev,
+                "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n",
+                ms
+            );
             Ok(())
         }
         Err(e) => Err(e),
         Ok(cqe) => {
-            dev_info!(pdev, "Asynchronous Event Request answered: {:#x}\n", cqe.result);
+            dev_info!(
+                pdev,
+                "Asynchronous Event Request answered: {:#x}\n",
+                cqe.result
+            );
             Ok(())
         }
     }

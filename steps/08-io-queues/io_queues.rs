@@ -13,7 +13,7 @@ use kernel::{
         IrqVectorRegistration, //
     },
     prelude::*,
-    sync::Arc,
+    sync::Arc, //
 };
 
 use crate::{
@@ -28,7 +28,7 @@ use crate::{
     irq_handler::QueueIrq,
     queue::Queue,
     registers::Registers,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// Entries in each I/O queue.
@@ -64,13 +64,16 @@ pub(crate) struct IoQueue {
 /// returns how many the controller grants: fewer, or (QEMU does) more; the
 /// driver uses no more than it wanted.
 pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16) -> Result<u16> {
-    // TODO: Ask for `wanted` I/O queue pairs with Set Features
+    // TODO (exercise 1): Ask for `wanted` I/O queue pairs with Set Features
     // (`OPC_SET_FEATURES`), feature `FID_NUMBER_OF_QUEUES` in CDW10, and in
     // CDW11 the number of SQs (bits 15:0) and of CQs (bits 31:16) wanted,
     // both 0's based (`wanted - 1`; 0 wanted is an EINVAL). Submit it on
     // `admin` with ADMIN_TIMEOUT. The completion's `result` (DW0) holds what
     // the controller granted, in the same layout, also 0's based: return
     // the smaller of the two counts (as a u16; too large is an EIO).
+    // Tests: "NAME: N queue pairs granted, M created for C CPUs, V vectors" and
+    // the checks after it, for rkw-q4, rkw-q1 and rkw-v2 (probe fails right
+    // after Identify).
     let _ = (pdev, admin, wanted, OPC_SET_FEATURES, FID_NUMBER_OF_QUEUES);
     Err(ENOSYS)
 }
@@ -100,7 +103,7 @@ pub(crate) fn create(
     count: u16,
     vectors: u32,
 ) -> Result<KVec<IoQueue>> {
-    // TODO: For each qid in 1..=count:
+    // TODO (exercise 2): For each qid in 1..=count:
     // 1. `Queue::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
     // 2. its vector: `vector_of(qid, vectors)`;
     // 3. Create I/O CQ (`OPC_CREATE_IO_CQ`): PRP1 = the queue's CQ address;
@@ -112,7 +115,19 @@ pub(crate) fn create(
     //    physically contiguous (bit 0);
     // 5. submit both on `admin` (ADMIN_TIMEOUT), CQ first, and keep
     //    `IoQueue { queue, vector }` in the vector you return.
-    let _ = (pdev, admin, regs, count, vector_of(1, vectors), IO_DEPTH, OPC_CREATE_IO_CQ, OPC_CREATE_IO_SQ);
+    // Tests: the "NAME: queue Q on vector V reads the host's pattern and reads
+    // back its own write" checks and the checks after them, for each
+    // controller.
+    let _ = (
+        pdev,
+        admin,
+        regs,
+        count,
+        vector_of(1, vectors),
+        IO_DEPTH,
+        OPC_CREATE_IO_CQ,
+        OPC_CREATE_IO_SQ,
+    );
     Err(ENOSYS)
 }
 // ANCHOR_END: create
@@ -121,10 +136,12 @@ pub(crate) fn create(
 /// Deletes the I/O queues, last first, each SQ before its CQ (a CQ cannot
 /// be deleted while an SQ still posts to it). Returns how many.
 pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]) -> Result<usize> {
-    // TODO: For each queue of `io`, last first: Delete I/O SQ
+    // TODO (exercise 3): For each queue of `io`, last first: Delete I/O SQ
     // (`OPC_DELETE_IO_SQ`), then Delete I/O CQ (`OPC_DELETE_IO_CQ`), each
     // with the queue ID (`q.queue.qid()`) in CDW10, submitted on `admin`
     // (ADMIN_TIMEOUT). Return how many queue pairs you deleted.
+    // Tests: "NAME: unbind deletes the N I/O queue pairs" and "NAME: each SQ
+    // deleted before its CQ (QEMU's trace)", for each controller.
     let _ = (pdev, admin, io, OPC_DELETE_IO_SQ, OPC_DELETE_IO_CQ);
     Err(ENOSYS)
 }
@@ -187,7 +204,12 @@ fn is_pattern(block: &[u8], n: u64) -> bool {
 /// each queue, reads `reads` blocks of the pattern the host wrote before
 /// boot and compares them, then writes a block of its own past the pattern
 /// and reads it back.
-pub(crate) fn exercise(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue], reads: u32) -> Result {
+pub(crate) fn exercise(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Queue,
+    io: &[IoQueue],
+    reads: u32,
+) -> Result {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let result = exercise_with(pdev, admin, io, reads, &page);
     if result.is_err() {
@@ -213,10 +235,17 @@ fn exercise_with(
     )?;
     // SAFETY: The controller wrote the page before the completion the
     // handler reaped, and no other command refers to it.
-    let block = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?.block_size().ok_or(EIO)?;
+    let block = IdNs::parse(unsafe { page.as_ref() })
+        .ok_or(EIO)?
+        .block_size()
+        .ok_or(EIO)?;
     let block = usize::try_from(block)?;
     if block > IDENTIFY_SIZE || block % PATTERN_BLOCK != 0 {
-        dev_err!(pdev, "a {}-byte block does not fit the test's page\n", block);
+        dev_err!(
+            pdev,
+            "a {}-byte block does not fit the test's page\n",
+            block
+        );
         return Err(EOPNOTSUPP);
     }
     let per_block = (block / PATTERN_BLOCK) as u64;
@@ -225,7 +254,11 @@ fn exercise_with(
         // Each queue reads blocks of its own, wrapping in the pattern.
         for j in 0..u64::from(reads) {
             let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
-            q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+            q.queue.submit(
+                pdev.as_ref(),
+                &rw(OPC_READ, lba, page.dma_address()),
+                ADMIN_TIMEOUT,
+            )?;
             // SAFETY: As above, for this Read's completion.
             let data = unsafe { page.as_ref() };
             let good = data[..block]
@@ -233,7 +266,12 @@ fn exercise_with(
                 .zip(lba * per_block..)
                 .all(|(b, n)| is_pattern(b, n));
             if !good {
-                dev_err!(pdev, "queue {}: block {} is not what the host wrote\n", qid, lba);
+                dev_err!(
+                    pdev,
+                    "queue {}: block {} is not what the host wrote\n",
+                    qid,
+                    lba
+                );
                 return Err(EIO);
             }
         }
@@ -244,14 +282,27 @@ fn exercise_with(
         let data = unsafe { page.as_mut() };
         data.fill(0);
         data[..block].fill(b'a' + (qid % 26) as u8);
-        q.queue.submit(pdev.as_ref(), &rw(OPC_WRITE, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        q.queue.submit(
+            pdev.as_ref(),
+            &rw(OPC_WRITE, lba, page.dma_address()),
+            ADMIN_TIMEOUT,
+        )?;
         // SAFETY: The Write has completed: nothing refers to the page.
         unsafe { page.as_mut() }.fill(0);
-        q.queue.submit(pdev.as_ref(), &rw(OPC_READ, lba, page.dma_address()), ADMIN_TIMEOUT)?;
+        q.queue.submit(
+            pdev.as_ref(),
+            &rw(OPC_READ, lba, page.dma_address()),
+            ADMIN_TIMEOUT,
+        )?;
         // SAFETY: The Read has completed, as above.
         let data = unsafe { page.as_ref() };
         if data[..block].iter().any(|&b| b != b'a' + (qid % 26) as u8) {
-            dev_err!(pdev, "queue {}: block {} does not read back as written\n", qid, lba);
+            dev_err!(
+                pdev,
+                "queue {}: block {} does not read back as written\n",
+                qid,
+                lba
+            );
             return Err(EIO);
         }
         dev_info!(

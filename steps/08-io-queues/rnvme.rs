@@ -13,6 +13,7 @@
 //! `io_queues.rs`: `negotiate`, `create` and `delete`).
 
 use kernel::{
+    cpu,
     device::Core,
     dma::{
         Device as _,
@@ -20,7 +21,6 @@ use kernel::{
     },
     io::Io,
     irq,
-    cpu,
     pci::{
         self,
         IrqTypes,

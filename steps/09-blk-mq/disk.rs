@@ -33,7 +33,7 @@ use kernel::{
         },
         Arc,
         ArcBorrow, //
-    },
+    }, //
 };
 
 use crate::{
@@ -65,7 +65,7 @@ use crate::{
     queue::Queue,
     request,
     spec::Cap,
-    ADMIN_TIMEOUT,
+    ADMIN_TIMEOUT, //
 };
 
 /// The namespace the disk shows.
@@ -158,7 +158,8 @@ impl InFlight {
         )
         .map_err(|_| EINVAL)?;
         let lba = self.lba + u64::from(self.done >> self.lba_shift);
-        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps).ok_or(EINVAL)?;
+        let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps)
+            .ok_or(EINVAL)?;
         self.piece = n;
         Ok(Some(cmd))
     }
@@ -169,12 +170,16 @@ impl InFlight {
     /// piece in flight: sends the next piece, or ends the request (with
     /// the data copied out, for a Read), or fails it.
     pub(crate) fn finish(self, queue: &Queue, cqe: Completion) {
-        // TODO: on a failed status (`io_error`), end the request with the
-        // matching error (`to_errno`), and log it; on success, count the
-        // piece as done, then issue the next piece's command on `queue`
-        // (same identifier), or, when there is none, copy a Read's data
-        // out (`copy_out`) and end the request (`request::end`). Every
-        // request must end exactly once, or `del_gendisk` waits forever.
+        // TODO (exercise 3): on a failed status (`io_error`), end the request
+        // with the matching error (`to_errno`), and log it; on success, count
+        // the piece as done, then issue the next piece's command on `queue`
+        // (same identifier), or, when there is none, copy a Read's data out
+        // (`copy_out`) and end the request (`request::end`). Every request must
+        // end exactly once, or `del_gendisk` waits forever.
+        // Tests: "the host's pattern reads back bit for bit (4 KiB reads)" and
+        // the data checks after it; a failed status: "a read past the
+        // namespace's end fails in user space ..." and "rnvme logs the
+        // controller's status: ...".
         let _ = (queue, cqe, io_error, to_errno, InFlight::copy_out);
         request::end(self.rq, Err(ENOSYS));
     }
@@ -222,7 +227,7 @@ impl Disk {
     /// Starts `rq` on the I/O queue of its hardware queue: its data into
     /// the tag's bounce buffer (for a Write), its first command submitted.
     fn queue_rq(&self, rq: ARef<Request<NvmeDisk>>) -> Result {
-        // TODO: start the request:
+        // TODO (exercise 2): start the request:
         // - its hardware queue (`request::hw_queue`) picks the `HwQueue`,
         //   its tag (`request::tag`) the bounce buffer (and is the command
         //   identifier);
@@ -233,11 +238,32 @@ impl Disk {
         //   (`request::copy_to_buffer`);
         // - an `InFlight` with the first block (`request::sector` is in
         //   512-byte units), then `next_command` and `HwQueue::queue.issue`.
-        let _ = (rq, self.lba_shift, self.max_piece, bindings::req_op_REQ_OP_READ, OPC_WRITE);
+        // Tests: "the host's pattern reads back bit for bit (4 KiB reads)" and
+        // the data checks after it (1 MiB reads, fio, mkfs.ext4, the MDTS
+        // split, fault=3), and "I/O queue Q carried the I/O of its CPU".
+        let _ = (
+            rq,
+            self.lba_shift,
+            self.max_piece,
+            bindings::req_op_REQ_OP_READ,
+            OPC_WRITE,
+        );
         let _ = self.queues.first().map(|hw| (&hw.queue, &hw.bounces));
-        let _ = (request::op::<NvmeDisk>, request::bytes::<NvmeDisk>, request::sector::<NvmeDisk>);
-        let _ = (request::tag::<NvmeDisk>, request::hw_queue::<NvmeDisk>, request::is_fua::<NvmeDisk>);
-        let _ = (request::copy_to_buffer::<NvmeDisk>, InFlight::next_command, Queue::issue);
+        let _ = (
+            request::op::<NvmeDisk>,
+            request::bytes::<NvmeDisk>,
+            request::sector::<NvmeDisk>,
+        );
+        let _ = (
+            request::tag::<NvmeDisk>,
+            request::hw_queue::<NvmeDisk>,
+            request::is_fua::<NvmeDisk>,
+        );
+        let _ = (
+            request::copy_to_buffer::<NvmeDisk>,
+            InFlight::next_command,
+            Queue::issue,
+        );
         Err(ENOSYS)
     }
 }
@@ -373,7 +399,10 @@ pub(crate) fn create(
 
     write_through(pdev, admin);
     let number = DiskId::claim()?;
-    let tagset = Arc::pin_init(TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1), GFP_KERNEL)?;
+    let tagset = Arc::pin_init(
+        TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),
+        GFP_KERNEL,
+    )?;
     let blocks = ns.nsze + extra_blocks;
     let gendisk = GenDiskBuilder::new()
         .capacity_sectors(blocks << (lba_shift - 9))
@@ -418,7 +447,10 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
         ..Command::default()
     };
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
-        Ok(_) => dev_info!(pdev, "volatile write cache off: every completed Write is on the media\n"),
+        Ok(_) => dev_info!(
+            pdev,
+            "volatile write cache off: every completed Write is on the media\n"
+        ),
         // A controller without one says Invalid Field: nothing to do.
         Err(_) => dev_info!(pdev, "no volatile write cache to turn off\n"),
     }

@@ -54,8 +54,9 @@ pub(crate) fn describe(
     list: &mut [u64],
     list_addr: u64,
 ) -> Result<Prps, PrpError> {
-    // TODO: describe the transfer as the controller reads it (NVMe 1.4,
-    // 4.3), checking the arguments first (`PrpError` says what is wrong):
+    // TODO (exercise 1): describe the transfer as the controller reads it
+    // (NVMe 1.4, 4.3), checking the arguments first (`PrpError` says what is
+    // wrong):
     // - PRP1 is `addr` itself, with its offset in its page;
     // - a transfer that ends in PRP1's page needs nothing more (PRP2 = 0);
     // - one that ends in the next page: PRP2 is that page;
@@ -64,6 +65,10 @@ pub(crate) fn describe(
     //   at the last slot of a list page (`page / 8` entries each), that
     //   slot points to the next list page instead;
     // - `list_entries` says how many slots were used.
+    // Tests: on the host, `nvme_prp_*`
+    // (`scripts/host-test.sh --tree steps --filter nvme_prp`); in the VM, "the
+    // host's pattern reads back bit for bit (4 KiB reads)" and the data checks
+    // after it (1 MiB reads, fio, mkfs.ext4, the MDTS split, fault=3).
     let _ = (addr, len, page, list, list_addr);
     let _ = (PrpError::Page, PrpError::Unaligned, PrpError::ListTooSmall);
     Err(PrpError::Empty)

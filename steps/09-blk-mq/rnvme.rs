@@ -12,6 +12,7 @@
 //! `prp.rs`, `Disk::queue_rq` and `InFlight::finish` in `disk.rs`).
 
 use kernel::{
+    cpu,
     device::Core,
     dma::{
         Device as _,
@@ -19,13 +20,12 @@ use kernel::{
     },
     io::Io,
     irq,
-    cpu,
+    new_mutex,
     pci::{
         self,
         IrqTypes,
         IrqVectorRegistration, //
     },
-    new_mutex,
     prelude::*,
     sync::{
         Arc,
@@ -75,11 +75,11 @@ use bring_up::{
     log_identity,
     start, //
 };
+use disk::SendDisk;
 use identify::{
     ascii,
     IdCtrl, //
 };
-use disk::SendDisk;
 use io_queues::IoQueue;
 use irq_handler::QueueIrq;
 use queue::Queue;

@@ -36,7 +36,7 @@ use kernel::{
     uaccess::{
         UserPtr,
         UserSlice, //
-    },
+    }, //
 };
 
 use crate::{
@@ -49,7 +49,7 @@ use crate::{
         NVME_IOCTL_ID, //
     },
     prp,
-    queue::Queue,
+    queue::Queue, //
 };
 
 /// The namespace the nodes show.
@@ -97,12 +97,22 @@ pub(crate) struct Controller {
 
 impl Controller {
     /// The controller behind the nodes: its admin queue and I/O queue 1.
-    pub(crate) fn new(pdev: &pci::Device<Core<'_>>, admin: &Arc<Queue>, io: &Arc<Queue>) -> Result<Arc<Controller>> {
-        let block_size = disk::identify_namespace(pdev, admin)?.block_size().ok_or(EIO)?;
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        admin: &Arc<Queue>,
+        io: &Arc<Queue>,
+    ) -> Result<Arc<Controller>> {
+        let block_size = disk::identify_namespace(pdev, admin)?
+            .block_size()
+            .ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
-            list: Coherent::zeroed_slice(dev, prp::list_entries_for(BUFFER_SIZE as u32, PAGE), GFP_KERNEL)?,
+            list: Coherent::zeroed_slice(
+                dev,
+                prp::list_entries_for(BUFFER_SIZE as u32, PAGE),
+                GFP_KERNEL,
+            )?,
             abandoned: false,
         };
         Arc::pin_init(
@@ -133,17 +143,21 @@ impl Controller {
         }
         let mut raw = [0u8; 80];
         let raw = raw.get_mut(..layout.size()).ok_or(EINVAL)?;
-        UserSlice::new(UserPtr::from_addr(arg), raw.len()).reader().read_slice(raw)?;
+        UserSlice::new(UserPtr::from_addr(arg), raw.len())
+            .reader()
+            .read_slice(raw)?;
         let c = passthru::parse(raw).ok_or(EINVAL)?;
         // The controller has one namespace, and an I/O command for another
         // is a mistake (the C driver says the same).
         if target == Target::Io && c.nsid != NSID {
             return Err(EINVAL);
         }
-        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(|r| match r {
-            Refused::Invalid => EINVAL,
-            Refused::DriverOwned => EPERM,
-        })?;
+        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(
+            |r| match r {
+                Refused::Invalid => EINVAL,
+                Refused::DriverOwned => EPERM,
+            },
+        )?;
         let (status, result) = self.run(&c, target, direction)?;
         // The result goes back into the caller's structure.
         let (at, size) = layout.result_field();
@@ -159,7 +173,12 @@ impl Controller {
     // ANCHOR: run
     /// Copies the data in, sends the command, waits, copies the data out;
     /// returns the completion's status (0: success) and result.
-    fn run(&self, c: &passthru::Passthru, target: Target, direction: Direction) -> Result<(u16, u32)> {
+    fn run(
+        &self,
+        c: &passthru::Passthru,
+        target: Target,
+        direction: Direction,
+    ) -> Result<(u16, u32)> {
         // TODO (exercise 2): with the buffer's lock held (EBUSY if it is
         // `abandoned`: set it when a command times out), copy a Write's
         // data in from `c.addr` (or, for a Read, check now that the caller's

@@ -20,12 +20,12 @@ use kernel::{
     },
     device::Device,
     dma::DataDirection,
-    prelude::*,
+    prelude::*, //
 };
 
 use crate::{
     prp::Prps,
-    request,
+    request, //
 };
 
 /// Pieces a mapping holds: a request has at most 128 segments (blk-mq's
@@ -70,7 +70,12 @@ impl Mapping {
     ///
     /// The mapping is boxed (`GFP_NOWAIT`: `queue_rq` may not sleep), so a
     /// request in flight stays small; without memory, the bounce buffer.
-    pub(crate) fn map<T: Operations>(dev: &Device, rq: &Request<T>, to_device: bool, sgl: bool) -> Option<KBox<Mapping>> {
+    pub(crate) fn map<T: Operations>(
+        dev: &Device,
+        rq: &Request<T>,
+        to_device: bool,
+        sgl: bool,
+    ) -> Option<KBox<Mapping>> {
         // TODO (exercise 4): box a `Mapping` (GFP_NOWAIT; no memory: None),
         // then walk the request's pages with `request::for_each_page`. Note
         // whether each piece keeps the PRP shape (the first starts dword
@@ -82,7 +87,14 @@ impl Mapping {
         // failure later unmaps it (drop). Any failure: None.
         // Tests: "zero copy: ...", "... through an SGL" and "zero copy with
         // PRPs and with SGLs".
-        let _ = (dev, rq, to_device, sgl, DataDirection::ToDevice, DMA_MAPPING_ERROR);
+        let _ = (
+            dev,
+            rq,
+            to_device,
+            sgl,
+            DataDirection::ToDevice,
+            DMA_MAPPING_ERROR,
+        );
         None
     }
 
@@ -129,7 +141,11 @@ impl Mapping {
                 for (entry, &(addr, len)) in list.iter_mut().zip(pieces) {
                     *entry = descriptor(addr, len, SGL_DATA_BLOCK);
                 }
-                descriptor(list_addr, u32::try_from(pieces.len() * 16)?, SGL_LAST_SEGMENT)
+                descriptor(
+                    list_addr,
+                    u32::try_from(pieces.len() * 16)?,
+                    SGL_LAST_SEGMENT,
+                )
             }
         };
         Ok(Prps {

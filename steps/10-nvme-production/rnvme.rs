@@ -16,6 +16,7 @@
 //! `watchdog.rs`, `Mapping::map` in `dma_map.rs`).
 
 use kernel::{
+    cpu,
     device::Core,
     dma::{
         Device as _,
@@ -23,13 +24,12 @@ use kernel::{
     },
     io::Io,
     irq,
-    cpu,
+    new_mutex,
     pci::{
         self,
         IrqTypes,
         IrqVectorRegistration, //
     },
-    new_mutex,
     prelude::*,
     sync::{
         Arc,
@@ -98,24 +98,24 @@ use bring_up::{
     log_identity,
     start, //
 };
-use identify::{
-    ascii,
-    IdCtrl, //
-};
 use chardev::{
     Controller,
     Nodes, //
 };
 use disk::SendDisk;
-use lingering::{
-    Lingering,
-    OpenDisk, //
+use identify::{
+    ascii,
+    IdCtrl, //
 };
 use io_queues::{
     IoQueue,
     IO_DEPTH, //
 };
 use irq_handler::QueueIrq;
+use lingering::{
+    Lingering,
+    OpenDisk, //
+};
 use queue::Queue;
 use registers::Registers;
 use regs::BAR0_SIZE;
@@ -368,7 +368,10 @@ impl pci::Driver for RNvmeDriver {
         // A device that is gone (surprise removal) reads as all ones: it
         // will answer nothing, so end what is in flight now rather than
         // after a timeout.
-        let csts = this.regs.bar(pdev.as_ref()).and_then(|bar| bar.try_read32(CSTS_OFFSET));
+        let csts = this
+            .regs
+            .bar(pdev.as_ref())
+            .and_then(|bar| bar.try_read32(CSTS_OFFSET));
         if csts == Ok(u32::MAX) {
             this.watchdog.give_up("the device is gone");
         }
@@ -384,7 +387,12 @@ impl pci::Driver for RNvmeDriver {
             dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
             if let Some(open) = open {
                 if let Err(e) = lingering::linger(open, number) {
-                    dev_err!(this.pdev, "cannot wait for rnvme{}n1 to be closed ({:?})\n", number, e);
+                    dev_err!(
+                        this.pdev,
+                        "cannot wait for rnvme{}n1 to be closed ({:?})\n",
+                        number,
+                        e
+                    );
                 }
             }
         }

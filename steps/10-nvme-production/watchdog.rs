@@ -18,24 +18,24 @@ use kernel::{
     device::Device,
     prelude::*,
     sync::{
+        aref::ARef,
         atomic::{
             Atomic,
             Relaxed, //
         },
-        aref::ARef,
-        Arc,
+        Arc, //
     },
     time::{
         delay::fsleep,
         Delta,
         Instant,
         Monotonic, //
-    },
+    }, //
 };
 
 use crate::{
     owned_queue::OwnedQueue,
-    queue::Queue,
+    queue::Queue, //
 };
 
 /// Admin opcode Abort (NVMe 1.4, 5.1).
@@ -74,7 +74,12 @@ pub(crate) struct Watchdog {
 
 impl Watchdog {
     /// Starts watching the I/O queues `io` with a timeout of `timeout`.
-    pub(crate) fn start(dev: &Device, admin: &Arc<Queue>, io: &[Arc<Queue>], timeout: Delta) -> Result<Watchdog> {
+    pub(crate) fn start(
+        dev: &Device,
+        admin: &Arc<Queue>,
+        io: &[Arc<Queue>],
+        timeout: Delta,
+    ) -> Result<Watchdog> {
         let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
         for q in io {
             queues.push(q.clone(), GFP_KERNEL)?;

@@ -12,8 +12,15 @@
 //! Exercises: `TcpListener::listen`, then `TcpStream::recv`, `send` and
 //! `send_all`. Check your work with `make check STEP=11`.
 
-use core::{ffi::c_int, ptr::NonNull};
-use kernel::{bindings, error::to_result, prelude::*};
+use core::{
+    ffi::c_int,
+    ptr::NonNull, //
+};
+use kernel::{
+    bindings,
+    error::to_result,
+    prelude::*, //
+};
 
 // ANCHOR: extern
 extern "C" {
@@ -118,7 +125,8 @@ impl TcpListener {
     ///
     /// Fails with `EADDRINUSE` when another socket listens on that port.
     pub(crate) fn listen(addr: [u8; 4], port: u16, backlog: u32) -> Result<Self> {
-        // TODO: Create, bind and listen, returning each step's error with `?`:
+        // TODO (exercise 1): Create, bind and listen, returning each step's
+        // error with `?`:
         // - `Socket::new_tcp()?` gives a new TCP socket (released on drop,
         //   so an early return cleans up by itself);
         // - let the port be reused while old connections linger in TIME_WAIT:
@@ -136,6 +144,10 @@ impl TcpListener {
         //   convert with `c_int::try_from(backlog)?`);
         // - return `Self { sock }`, with an `// INVARIANT:` comment.
         // Every `unsafe` block needs its `// SAFETY:` comment.
+        // Tests: "insmod rtcp port=7007" (the stage stops there while it fails)
+        // and every check after it; "insmod on a port another program listens
+        // on fails with EADDRINUSE" and "and the kernel log says why, naming
+        // the port" need `kernel_bind`'s error unchanged.
         let _ = (
             addr,
             port,
@@ -196,13 +208,18 @@ impl TcpStream {
     /// Returns the number of bytes received, at most `buf.len()`; 0 means
     /// the peer closed its end (or the stream was shut down).
     pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO: Receive with `bindings::kernel_recvmsg(sock, &mut msg, &mut vec,
-        // 1, len, 0)`:
+        // TODO (exercise 2): Receive with
+        // `bindings::kernel_recvmsg(sock, &mut msg, &mut vec, 1, len, 0)`:
         // - `msg` is an empty `bindings::msghdr::default()`;
         // - `vec` is one `bindings::kvec` describing `buf`: `iov_base` from
         //   `buf.as_mut_ptr().cast()`, `iov_len` its length;
         // - the return value is a byte count or a negative errno: turn it into
         //   a `Result<usize>` with `len_or_error`. 0 means end of stream.
+        // Tests: the echo checks: "one client: 15 sizes from 0 bytes to 1 MiB,
+        // partial sends and receives", "8 concurrent clients, each 15 sizes",
+        // "clients that disconnect abruptly do not disturb the server", "6
+        // clients connected (one blocked mid-transfer)" and "loaded on another
+        // port, it echoes there".
         let _ = (buf, &self.sock, len_or_error);
         Err(ENOSYS)
     }
@@ -212,23 +229,30 @@ impl TcpStream {
     /// Sends from `buf`; returns how many bytes were sent, which may be
     /// fewer than `buf.len()`.
     pub(crate) fn send(&self, buf: &[u8]) -> Result<usize> {
-        // TODO: The mirror image of `recv`, with `bindings::kernel_sendmsg(sock,
-        // &mut msg, &mut vec, 1, len)`:
+        // TODO (exercise 2): The mirror image of `recv`, with
+        // `bindings::kernel_sendmsg(sock, &mut msg, &mut vec, 1, len)`:
         // - set `msg_flags: bindings::MSG_NOSIGNAL` in the `msghdr` (a peer
         //   that went away is an EPIPE error, nothing else);
         // - `kvec` has no const variant: `buf.as_ptr().cast_mut().cast()`
         //   (the kernel only reads through it; say so in the SAFETY comment);
         // - the result may be fewer bytes than `buf.len()`.
+        // Tests: the echo checks ("one client: 15 sizes ...", "8 concurrent
+        // clients, each 15 sizes", "clients that disconnect abruptly ...", "6
+        // clients connected ...", "loaded on another port, it echoes there").
         let _ = buf;
         Err(ENOSYS)
     }
 
     /// Sends all of `buf`, in as many `send`s as it takes.
     pub(crate) fn send_all(&self, buf: &[u8]) -> Result {
-        // TODO: Call `send` until every byte of `buf` is sent, advancing past
-        // what each call sent. A `send` that sends 0 bytes of a non-empty
-        // buffer means the connection is gone: fail with EPIPE, or this
-        // loops forever. Index with `buf.get(sent..)`, not `buf[sent..]`.
+        // TODO (exercise 2): Call `send` until every byte of `buf` is sent,
+        // advancing past what each call sent. A `send` that sends 0 bytes of a
+        // non-empty buffer means the connection is gone: fail with EPIPE, or
+        // this loops forever. Index with `buf.get(sent..)`, not `buf[sent..]`.
+        // Tests: the echo checks ("one client: 15 sizes from 0 bytes to 1 MiB,
+        // partial sends and receives" above all, "8 concurrent clients, each 15
+        // sizes", "6 clients connected ...", "loaded on another port, it echoes
+        // there").
         let _ = (buf, Self::send);
         Err(ENOSYS)
     }

@@ -45,12 +45,17 @@ fn vtable<W: Wake>() -> &'static RawWakerVTable {
 /// A waker that wakes `task` (`W::wake`) when woken. It owns the reference
 /// `task`.
 pub(crate) fn new<W: Wake>(task: Arc<W>) -> Waker {
-    // TODO: Turn `task` into the waker's data pointer with
+    // TODO (exercise 1): Turn `task` into the waker's data pointer with
     // `Arc::into_raw(task).cast::<()>()`, and build the waker with
     // `Waker::from_raw(RawWaker::new(data, vtable::<W>()))` (an `unsafe` call: say
     // in its `// SAFETY:` comment why the four functions below keep
     // `RawWaker`'s contract). Until then every task gets a waker that does
     // nothing, so no task ever runs a second time.
+    // Tests: "10000 short tasks run, each yields once, and one task joins them
+    // all" (the stage stops there while it fails) and "no task failed"; a
+    // reference count off by one shows in "kernel log has no oops, warning,
+    // KASAN or lockdep report; no taint" or "kmemleak: nothing the module
+    // allocated is left after rmmod".
     let _ = (task, vtable::<W>());
     Waker::noop().clone()
 }
@@ -62,12 +67,14 @@ pub(crate) fn new<W: Wake>(task: Arc<W>) -> Waker {
 /// `data` comes from [`Arc::into_raw`] on an `Arc<W>` whose reference the
 /// calling waker still owns.
 unsafe fn clone<W: Wake>(data: *const ()) -> RawWaker {
-    // TODO: Borrow the task without taking the caller's reference:
+    // TODO (exercise 1): Borrow the task without taking the caller's reference:
     // `core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<W>()) })`,
     // clone the `Arc` inside (one more reference, for the new waker):
     // `let copy: Arc<W> = (*task).clone();` (`task.clone()` would clone the
     // `ManuallyDrop` wrapper), and return
     // `RawWaker::new(Arc::into_raw(copy).cast::<()>(), vtable::<W>())`.
+    // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
+    // one: "kernel log has no oops, ..." or "kmemleak: ...".
     RawWaker::new(data, vtable::<W>())
 }
 
@@ -77,8 +84,10 @@ unsafe fn clone<W: Wake>(data: *const ()) -> RawWaker {
 ///
 /// As for [`clone`]; the caller gives up its reference.
 unsafe fn wake<W: Wake>(data: *const ()) {
-    // TODO: Take the reference back (`Arc::from_raw`) and hand it to
-    // `W::wake(task)`, which consumes it.
+    // TODO (exercise 1): Take the reference back (`Arc::from_raw`) and hand it
+    // to `W::wake(task)`, which consumes it.
+    // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
+    // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = (data, W::wake);
 }
 
@@ -88,8 +97,10 @@ unsafe fn wake<W: Wake>(data: *const ()) {
 ///
 /// As for [`clone`].
 unsafe fn wake_by_ref<W: Wake>(data: *const ()) {
-    // TODO: As in `clone`, borrow the task through `ManuallyDrop`, then call
-    // `W::wake_by_ref(&task)`.
+    // TODO (exercise 1): As in `clone`, borrow the task through `ManuallyDrop`,
+    // then call `W::wake_by_ref(&task)`.
+    // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
+    // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = data;
 }
 
@@ -99,9 +110,11 @@ unsafe fn wake_by_ref<W: Wake>(data: *const ()) {
 ///
 /// As for [`clone`]; the caller gives up its reference.
 unsafe fn drop<W: Wake>(data: *const ()) {
-    // TODO: Take the reference back and drop it:
+    // TODO (exercise 1): Take the reference back and drop it:
     // `core::mem::drop(unsafe { Arc::from_raw(..) })` (in here, plain `drop`
     // is this very function).
+    // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
+    // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = data;
 }
 // ANCHOR_END: waker

@@ -15,7 +15,7 @@ use crate::{
     socket::{
         TcpListener,
         TcpStream, //
-    },
+    }, //
 };
 use kernel::{
     bindings,
@@ -64,23 +64,34 @@ impl AsyncStream {
     // ANCHOR: read
     /// Reads into `buf` once something has arrived; 0 means end of stream.
     pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO: Loop like `AsyncListener::accept`: `self.stream.get().try_recv(buf)`;
-        // on `EAGAIN` await `self.stream.ready(mask)` with `mask` =
+        // TODO (exercise 3): Loop like `AsyncListener::accept`:
+        // `self.stream.get().try_recv(buf)`; on `EAGAIN` await
+        // `self.stream.ready(mask)` with `mask` =
         // `bindings::POLLIN | bindings::POLLRDHUP` and try again; anything
         // else (bytes, 0 for the end, an error) is the result.
+        // Tests: "a client gets its echo" (the stage stops there while it
+        // fails) and the echo checks after it: "one client: 15 sizes ...", "8
+        // concurrent clients, each 15 sizes", "256 connections open at once on
+        // 2 workers, 20 messages each", "a slow reader, a half-closed socket
+        // and idle clients stall nobody", ...
         let _ = (buf, &self.stream, TcpStream::try_recv);
         Err(ENOSYS)
     }
 
     /// Writes all of `buf`, waiting for buffer space as often as it takes.
     pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
-        // TODO: Until `buf` is empty: `self.stream.get().try_send(buf)`:
+        // TODO (exercise 4): Until `buf` is empty:
+        // `self.stream.get().try_send(buf)`:
         // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
         // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`
         //   (make the parameter `mut buf`);
         // - `EAGAIN`: the send buffer is full: await
         //   `self.stream.ready(bindings::POLLOUT)`;
         // - any other error is the result.
+        // Tests: "a client gets its echo" (the stage stops there while it
+        // fails) and the echo checks after it: "one client: 15 sizes from 0
+        // bytes to 1 MiB, partial sends and receives", "a slow reader, a
+        // half-closed socket and idle clients stall nobody", ...
         let _ = (buf, &self.stream, TcpStream::try_send);
         Err(ENOSYS)
     }

@@ -8,8 +8,14 @@
 //! workers serve hundreds of connections. Unloading cancels every task:
 //! dropping a task's future closes its socket.
 //!
-//! How to run: `make run STEP=13`, then in the VM
-//! `echo hello | python3 -c 'import socket,sys; s=socket.create_connection(("127.0.0.1",7008)); s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'`.
+//! How to run: `make run STEP=13`, then in the VM:
+//!
+//! ```text
+//! echo hello | python3 -c 'import socket,sys
+//! s=socket.create_connection(("127.0.0.1",7008))
+//! s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'
+//! ```
+//!
 //! Check your work with `make check STEP=13` (the exercises are in
 //! `reactor.rs` (`poll_ready`, `sock_wake`) and `async_socket.rs`
 //! (`read`, `write_all`)).

@@ -31,7 +31,7 @@ use core::{
         Context,
         Poll,
         Waker, //
-    },
+    }, //
 };
 use kernel::{
     bindings,
@@ -148,7 +148,7 @@ impl<S: AsSocket> Watched<S> {
     /// changes.
     pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, mask: u32) -> Poll<()> {
         let (waiter, sock) = (&self.waiter, self.sock.socket());
-        // TODO: Decide, without losing a wakeup (about 12 lines):
+        // TODO (exercise 1): Decide, without losing a wakeup (about 12 lines):
         // - first store a clone of `cx.waker()` in `self.waker`:
         //   `let old = waiter.waker.lock().replace(cx.waker().clone());` (the
         //   guard ends at the `;`), then `drop(old)`, outside the lock;
@@ -159,6 +159,9 @@ impl<S: AsSocket> Watched<S> {
         //   wake the waker when the socket's state changes.
         // Why this order: looking first and storing second loses a change
         // that happens in between; no wake would ever come.
+        // Tests: "a client gets its echo" (until the accept task is woken, no
+        // connection is served and the stage stops there) and every check after
+        // it.
         let _ = (&waiter.waker, sock.readiness(), cx, mask);
         Poll::Pending
     }
@@ -187,7 +190,7 @@ unsafe extern "C" fn sock_wake(
     _flags: c_int,
     _key: *mut c_void,
 ) -> c_int {
-    // TODO: Wake the task waiting on this socket (about 10 lines):
+    // TODO (exercise 2): Wake the task waiting on this socket (about 10 lines):
     // - get the `SockWaiter` from `entry` with `kernel::container_of!`: the
     //   entry is the waiter's `entry` field, an
     //   `Opaque<bindings::wait_queue_entry>`, so pass
@@ -196,6 +199,8 @@ unsafe extern "C" fn sock_wake(
     // - take the waker out of `waiter.waker` (lock, `take()`), unlock, and
     //   wake it if there was one.
     // Not an exclusive wait: return 0 (the kernel goes on waking the others).
+    // Tests: "a client gets its echo" (until the accept task is woken, no
+    // connection is served and the stage stops there) and every check after it.
     let _ = entry;
     0
 }

@@ -61,7 +61,7 @@ use crate::{
         Request, //
     },
     vfs::File,
-    AsyncStream,
+    AsyncStream, //
 };
 use core::ffi::CStr;
 use kernel::{
@@ -109,7 +109,8 @@ pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
 /// connection or sends a frame that cannot be answered (its size field is
 /// wrong: the stream cannot be resynchronised).
 async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
-    // TODO: Answer requests until the client closes the connection:
+    // TODO (exercise 1): Answer requests until the client closes the
+    // connection:
     // - `let mut session = Session::new(root)?;` and an input buffer
     //   `KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?`, with
     //   `filled`, the number of bytes in it not answered yet;
@@ -128,6 +129,8 @@ async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
     //     requests `yield_now().await`; then `continue`;
     // - otherwise read more: `stream.read(&mut inbuf[filled..]).await?`
     //   (use `get_mut`); 0 bytes means the client closed: `Ok(())`.
+    // Tests: the "mount msize=... cache=..." checks (while no mount works, the
+    // stage stops after them) and every check after them.
     let _ = (stream, root, frame_size, yield_now, HEADER_SIZE);
     Err(ENOSYS)
 }
@@ -382,7 +385,8 @@ impl Session {
     /// an entry its own position, so each entry learns its offset from the
     /// next one, and the last from where the listing stopped.
     fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
-        // TODO: List the open directory of `t.fid` from `t.offset`:
+        // TODO (exercise 3): List the open directory of `t.fid` from
+        // `t.offset`:
         // - `let file = self.open_file(t.fid).map_err(ecode)?;` and
         //   `limit`: `t.count`, at most `msize - RREAD_HEADER_SIZE`;
         // - `file.readdir(t.offset, &mut |e| { ... })` calls the closure for
@@ -400,6 +404,9 @@ impl Session {
         //   remembered position (or what `readdir` returned at the end).
         // - Encode with `encode_rreaddir(tag, t.count, dirents, &mut
         //   self.out)`; the answer is the outcome's `len`.
+        // Tests: the "msize=... cache=...: diff -r of the export and the mount
+        // is clean" and "msize=... cache=...: find -printf ... is identical"
+        // checks, and "the 2000-entry directory lists the same names".
         let _ = (
             tag,
             t,
@@ -495,7 +502,7 @@ struct Entry {
 ///   any other (the client reads it with `Treadlink`), and walking on from
 ///   it fails, because it is not a directory.
 fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-    // TODO: Walk one name from `dir`, confined to the export:
+    // TODO (exercise 2): Walk one name from `dir`, confined to the export:
     // - `dir` must be a directory (`dir.is_dir()`), or `ENOTDIR`;
     // - `b""` is `ENOENT`; `b"."` is `dir` itself (`dir.clone()`);
     // - `b".."` is `dir.parent`, and `dir` itself when it has none (the
@@ -506,6 +513,10 @@ fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
     //   `CStr` of it (`CStr::from_bytes_until_nul`), look it up with
     //   `dir.file.lookup(cname)?` (one component, symlinks not followed),
     //   and return `Node::new(file, Some(dir.clone()))`.
+    // Tests: the "msize=... cache=...: diff -r of the export and the mount is
+    // clean" and "msize=... cache=...: find -printf ... is identical" checks
+    // (mount itself needs no walk), the checks after them, and "raw 9P: '..',
+    // names with '/', symlinks, ...".
     let _ = (dir, name, CStr::from_bytes_until_nul);
     Err(ENOSYS)
 }

@@ -27,7 +27,7 @@ use core::{
         AtomicUsize,
         Ordering, //
     },
-    task::Poll,
+    task::Poll, //
 };
 use kernel::{
     prelude::*,
@@ -97,11 +97,13 @@ impl Connections {
     /// The place is given back when the [`Admission`] is dropped: when the
     /// connection's task ends or is cancelled.
     pub(crate) fn admit(self: &Arc<Self>, max: usize) -> Option<Admission> {
-        // TODO: Add one to `live` only if it is below `max`, in one atomic
-        // step (`fetch_update`: two tasks must not both take the last
-        // place); then `Some(Admission(self.clone()))`. At the limit, count
-        // the refusal in `refused` and return `None`. (As it is, every
+        // TODO (exercise 3): Add one to `live` only if it is below `max`, in
+        // one atomic step (`fetch_update`: two tasks must not both take the
+        // last place); then `Some(Admission(self.clone()))`. At the limit,
+        // count the refusal in `refused` and return `None`. (As it is, every
         // connection is admitted and never counted.)
+        // Tests: "connection N+1 (over max_conns=N) is closed at once" and "the
+        // server counted the refused and the stalled connections".
         let _ = max;
         Some(Admission(self.clone()))
     }
@@ -119,7 +121,9 @@ impl Admission {
 
 impl Drop for Admission {
     fn drop(&mut self) {
-        // TODO: Give the place back: one less in `live`.
+        // TODO (exercise 3): Give the place back: one less in `live`.
+        // Tests: "then N connections at once are served again" (without it,
+        // each connection keeps its place).
     }
 }
 // ANCHOR_END: admit
@@ -132,7 +136,7 @@ impl Drop for Admission {
 /// Dropping `fut` on a timeout cancels it: the socket operation it awaited
 /// is simply not resumed (a future does nothing unless polled).
 pub(crate) async fn within<F: Future>(limit: Delta, fut: F) -> Result<F::Output> {
-    // TODO: Race `fut` against a timer, in one `poll_fn` closure:
+    // TODO (exercise 3): Race `fut` against a timer, in one `poll_fn` closure:
     // - pin `fut` on the stack (`pin!`) and keep an `Option<Sleep>`, `None`
     //   until `fut` first returns `Pending`;
     // - in the closure: poll `fut`; `Ready(output)` is `Ready(Ok(output))`;
@@ -140,6 +144,9 @@ pub(crate) async fn within<F: Future>(limit: Delta, fut: F) -> Result<F::Output>
     //   whose error is `Ready(Err(e))`), poll it (`Pin::new(alarm)`), and
     //   turn its `Ready(())` into `Ready(Err(ETIMEDOUT))`.
     // (As it is, nothing ever times out.)
+    // Tests: "the N stalled connections are closed after idle_ms=...", "and
+    // their memory is back" and "the server counted the refused and the stalled
+    // connections".
     let _ = limit;
     Ok(fut.await)
 }

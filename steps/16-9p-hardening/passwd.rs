@@ -41,29 +41,41 @@ pub(crate) enum Who<'a> {
 /// there is no such user. Lines that are not `name:pw:uid:gid...` with a
 /// non-empty name and decimal ids are skipped, never trusted in part.
 pub(crate) fn find<'a>(passwd: &'a [u8], who: Who<'_>) -> Option<Account<'a>> {
-    // TODO: Split `passwd` into lines (`split(|&c| c == b'\n')`), keep the
-    // lines `parse_line` understands (`filter_map`), and return the account
-    // of the first one that matches `who`: by uid for `Who::Uid`, by name
-    // for `Who::Name`.
+    // TODO (exercise 1): Split `passwd` into lines (`split(|&c| c == b'\n')`),
+    // keep the lines `parse_line` understands (`filter_map`), and return the
+    // account of the first one that matches `who`: by uid for `Who::Uid`, by
+    // name for `Who::Name`.
+    // Tests: on the host, `r9p_passwd_finds_users_by_uid_and_by_name`
+    // (`scripts/host-test.sh --tree steps --filter r9p`); in the VM, every
+    // check that attaches (the limits checks, "attach as uid 0 (root)" and
+    // the access checks after it, "mount as root (msize 65536, cache=none)"):
+    // until a user is found, every Tattach is refused and the stage stops
+    // after the mount.
     let _ = (passwd, who);
     None
 }
 
 /// The account of one line.
 fn parse_line(line: &[u8]) -> Option<Account<'_>> {
-    // TODO: Split the line at each `:`; the fields are name, password,
-    // uid, gid (what follows does not matter). `None` if a field is
+    // TODO (exercise 1): Split the line at each `:`; the fields are name,
+    // password, uid, gid (what follows does not matter). `None` if a field is
     // missing, an id is not `decimal`, the name is empty or the line is a
     // comment (starts with `#`); else `Some(Account { name, uid, gid })`.
+    // Tests: as for `find`: `r9p_passwd_finds_users_by_uid_and_by_name` on
+    // the host, and every check that attaches.
     let _ = line;
     None
 }
 
 /// A decimal number that fits a `u32` (`-1`, `0x10`, `99999999999`: `None`).
 pub(crate) fn decimal(s: &[u8]) -> Option<u32> {
-    // TODO: Digits only, at least one; fold them into a `u32` with
+    // TODO (exercise 1): Digits only, at least one; fold them into a `u32` with
     // `checked_mul` and `checked_add`, so that a number too big is `None`
     // rather than a wrapped-around uid (uid 4294967296 must not be root).
+    // Tests: on the host, `r9p_passwd_decimal` and, through `group.rs`,
+    // `r9p_group_finds_a_users_groups_like_initgroups`,
+    // `r9p_group_matches_a_model` and `r9p_group_stops_at_max_groups`; through
+    // `find`, as for `find`.
     let _ = s;
     None
 }

@@ -26,14 +26,14 @@ use crate::{
         Account,
         Who, //
     },
-    vfs::File,
+    vfs::File, //
 };
 use core::{
     ffi::{
         c_int,
         CStr, //
     },
-    ptr::NonNull,
+    ptr::NonNull, //
 };
 use kernel::{
     bindings,
@@ -69,7 +69,7 @@ impl User {
     /// `groups` as its supplementary groups and, unless the uid is 0, every
     /// capability dropped.
     pub(crate) fn new(account: Account<'_>, groups: &[u32]) -> Result<Self> {
-        // TODO: Make the credentials:
+        // TODO (exercise 2): Make the credentials:
         // - `bindings::prepare_creds()` copies the calling task's; NULL
         //   means no memory (`NonNull::new(..).ok_or(ENOMEM)?`);
         // - set `uid`, `euid`, `suid`, `fsuid` to
@@ -83,6 +83,9 @@ impl User {
         //   negative result is the errno (`to_result`); once the
         //   credentials are a `Self`, an error (`?`) puts them (`Drop`);
         // - `Ok(Self { cred })`. Each `unsafe` block needs its `// SAFETY:`.
+        // Tests: every check that attaches, as for passwd.rs (the credentials
+        // are made at Tattach); the groups: "alice opens a file of group staff
+        // ..." and "through a mount, uid 1000 reads a file of group staff ...".
         let _ = (account, groups);
         Err(ENOSYS)
     }
@@ -97,9 +100,13 @@ impl User {
     /// freed later. And `f` cannot `.await`: the credentials belong to the
     /// worker thread, which runs other tasks as soon as this one yields.
     pub(crate) fn run<R>(&self, f: impl FnOnce() -> R) -> R {
-        // TODO: Install `self.cred` with `r9p_override_creds`, call `f`,
-        // put the old credentials back with `r9p_revert_creds(old)`, and
-        // return what `f` returned. (As it is, every request runs as root.)
+        // TODO (exercise 2): Install `self.cred` with `r9p_override_creds`,
+        // call `f`, put the old credentials back with `r9p_revert_creds(old)`,
+        // and return what `f` returned. (As it is, every request runs as root.)
+        // Tests: the access checks that expect a refusal: "alice cannot open
+        // the root-only file (mode 600, owner 0): EACCES", "bob cannot:
+        // EACCES", "nor list it: EACCES", "through a mount, uid 1000 cannot
+        // read it" and the other "cannot" checks.
         f()
     }
     // ANCHOR_END: run
@@ -155,7 +162,12 @@ pub(crate) fn lookup(files: &UserFiles, who: Who<'_>) -> Result<User> {
     let users = read_all(&files.passwd)?;
     let account = passwd::find(&users, who).ok_or(EACCES)?;
     let mut gids = [0u32; MAX_GROUPS];
-    let groups = group::groups_of(&read_all(&files.group)?, account.name, account.gid, &mut gids);
+    let groups = group::groups_of(
+        &read_all(&files.group)?,
+        account.name,
+        account.gid,
+        &mut gids,
+    );
     User::new(account, groups)
 }
 
@@ -193,7 +205,7 @@ impl File {
     /// open. `dentry_open` alone checks nothing: the stage-15 server could
     /// open any file because it was root, and every file was its own.
     pub(crate) fn open_read_checked(&self) -> Result<Self> {
-        // TODO: Check, then open:
+        // TODO (exercise 2): Check, then open:
         // - `bindings::inode_permission(idmap, inode, MAY_READ)`, where the
         //   idmap is `(*(*path).mnt).mnt_idmap` and the inode
         //   `(*(*path).dentry).d_inode` of `path = self.path()`; a negative
@@ -201,6 +213,10 @@ impl File {
         // - `bindings::dentry_open(path, O_RDONLY | O_LARGEFILE |
         //   O_NOATIME, cred)` with the task's credentials,
         //   `r9p_current_cred()`, through `Self::from_result`.
+        // Tests: every check that opens a file (Tlopen): "root can", "alice
+        // opens her own file (mode 600, owner 1000)", the "cannot ...: EACCES"
+        // checks, the "through a mount, ..." checks, "N clients at once each
+        // read ..." and the last diff -r.
         Err(ENOSYS)
     }
     // ANCHOR_END: open_checked

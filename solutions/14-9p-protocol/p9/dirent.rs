@@ -6,7 +6,10 @@
 use super::error::Error;
 use super::frame;
 use super::qid::Qid;
-use super::wire::{Reader, Writer};
+use super::wire::{
+    Reader,
+    Writer, //
+};
 
 /// `Dirent.ty` of a directory (`DT_DIR`).
 pub(crate) const DT_DIR: u8 = 4;

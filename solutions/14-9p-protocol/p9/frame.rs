@@ -4,7 +4,10 @@
 //! and the checks made before a message body is looked at.
 
 use super::error::Error;
-use super::wire::{Reader, Writer};
+use super::wire::{
+    Reader,
+    Writer, //
+};
 
 /// The bytes before a message's own fields: `size[4] type[1] tag[2]`.
 pub(crate) const HEADER_SIZE: usize = 7;

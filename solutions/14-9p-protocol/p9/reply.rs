@@ -5,9 +5,15 @@
 
 use super::dirent::Dirents;
 use super::error::Error;
-use super::frame::{self, MAX_WALK_ELEMENTS};
+use super::frame::{
+    self,
+    MAX_WALK_ELEMENTS, //
+};
 use super::qid::Qid;
-use super::wire::{Reader, Writer};
+use super::wire::{
+    Reader,
+    Writer, //
+};
 
 /// `Rgetattr.valid` bit: `mode` is filled in.
 pub(crate) const GETATTR_MODE: u64 = 0x0000_0001;

@@ -4,8 +4,14 @@
 //! laid out after the `size[4] type[1] tag[2]` header.
 
 use super::error::Error;
-use super::frame::{self, MAX_WALK_ELEMENTS};
-use super::wire::{Reader, Writer};
+use super::frame::{
+    self,
+    MAX_WALK_ELEMENTS, //
+};
+use super::wire::{
+    Reader,
+    Writer, //
+};
 
 /// `size[4] Tversion tag[2] msize[4] version[s]`
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
