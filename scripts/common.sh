@@ -12,6 +12,8 @@ RUSTC=/usr/bin/rustc
 CARGO=/usr/bin/cargo
 BINDGEN="$TOOLS/bindgen-$BINDGEN_VERSION/bin/bindgen"
 MDBOOK="$TOOLS/mdbook-$MDBOOK_VERSION/bin/mdbook"
+# The book's diagrams (book.toml runs it through scripts/mdbook-svgbob.sh).
+MDBOOK_SVGBOB="$TOOLS/mdbook-svgbob-$MDBOOK_SVGBOB_VERSION/bin/mdbook-svgbob"
 # Kernel flavours: `fast` (workshop.config) for `make run`, `debug`
 # (+ debug.config: KASAN, lockdep, ...) for `make test` and `make check`.
 FLAVOUR=${RKW_FLAVOUR:-debug}

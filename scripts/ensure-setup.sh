@@ -51,9 +51,9 @@ announce_kernel() {
 
 case "$NEED" in
 host | book)
-	if ! rust_ready || { [ "$NEED" = book ] && [ ! -x "$MDBOOK" ]; }; then
+	if ! rust_ready || { [ "$NEED" = book ] && { [ ! -x "$MDBOOK" ] || [ ! -x "$MDBOOK_SVGBOB" ]; }; }; then
 		what="Debian's Rust"
-		[ "$NEED" = host ] || what="Debian's Rust and mdbook"
+		[ "$NEED" = host ] || what="Debian's Rust, mdbook and mdbook-svgbob"
 		say "$WHY needs $what (no kernel, no VM): installing them, once"
 		RKW_SETUP_ONLY=$NEED "$REPO/scripts/setup.sh"
 	fi
@@ -64,7 +64,7 @@ esac
 tools_ready() {
 	rust_ready && [ -x "$BINDGEN" ] && venv_ok && [ -f "$CACHE/accel" ] || return 1
 	[ "$STAGE_TOOLS" = 0 ] || stage_tools_ready || return 1
-	[ "$NEED_BOOK" = 0 ] || { [ -x "$MDBOOK" ] && command -v chromium >/dev/null; }
+	[ "$NEED_BOOK" = 0 ] || { [ -x "$MDBOOK" ] && [ -x "$MDBOOK_SVGBOB" ] && command -v chromium >/dev/null; }
 }
 tools_ready && kernel_ready && exit 0
 tools_ready || say "$WHY: installing what it needs first (Debian packages, bindgen, virtme-ng; a few minutes, once)"

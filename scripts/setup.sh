@@ -101,10 +101,14 @@ crate_tools() {
 	# test`, a full `make setup`): a first `make run` does not wait for it.
 	case "${RKW_SETUP_ONLY:-}" in
 	host) ;;
-	book) cargo_tool mdbook "$MDBOOK_VERSION" mdbook ;;
+	book)
+		cargo_tool mdbook "$MDBOOK_VERSION" mdbook
+		cargo_tool mdbook-svgbob "$MDBOOK_SVGBOB_VERSION" mdbook-svgbob
+		;;
 	*)
 		cargo_tool bindgen-cli "$BINDGEN_VERSION" bindgen
 		[ "${RKW_SETUP_BOOK:-1}" = 0 ] || cargo_tool mdbook "$MDBOOK_VERSION" mdbook
+		[ "${RKW_SETUP_BOOK:-1}" = 0 ] || cargo_tool mdbook-svgbob "$MDBOOK_SVGBOB_VERSION" mdbook-svgbob
 		;;
 	esac
 	rm -rf "$CACHE/cargo-target"
