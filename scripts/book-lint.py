@@ -55,13 +55,7 @@ KERNEL_MAKE_TARGETS = {"rustavailable", "tinyconfig", "bzImage", "modules"}
 # Pages whose shown outputs are still typed in, not captured: the `typed`
 # rule skips them. Delete a page from here once its outputs come from
 # book/src/transcripts/ (scripts/transcripts.sh).
-TYPED_OUTPUT_PENDING = {
-    "01-hello.md", "02-params.md", "03-miscdev.md", "04-pci-probe.md",
-    "05-nvme-reset.md", "06-admin-queue.md", "07-interrupts.md",
-    "08-io-queues.md", "09-blk-mq.md", "10-nvme-production.md",
-    "11-tcp-echo.md", "12-executor.md", "13-reactor.md", "14-9p-protocol.md",
-    "15-9p-server.md", "16-9p-hardening.md",
-}
+TYPED_OUTPUT_PENDING = set()
 
 TOP = r"(?:book|steps|solutions|tests|scripts|kernel|build|\.ci)"
 # A path: starts at a word boundary that is not part of a longer path

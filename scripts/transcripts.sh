@@ -9,9 +9,13 @@
 #                      GFP_KERNEL)
 #   run-01-steps       make run STEP=01 CMD=true (the untouched skeleton)
 #   run-01-solutions   make run STEP=01 FROM=solutions CMD=true
-#   check-01-steps     make check STEP=01 FAST=1 (the untouched skeleton)
-#   check-01-solutions make check STEP=01 FAST=1 of a steps/01-hello that is
-#                      solutions/01-hello
+#   check-NN-steps     make check STEP=NN FAST=1 (the untouched skeleton),
+#                      for any stage NN (01-16)
+#   check-NN-solutions make check STEP=NN FAST=1 of a steps/NN-* that is
+#                      solutions/NN-* (its files copied over the skeleton's;
+#                      a skeleton's #[path]s into ../../solutions/ still work)
+#   run-13-goal        make run STEP=13 FROM=solutions with the session of
+#                      chapter 13's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
 #   setup-again        make setup when everything is done (seconds; it still
 #                      asks Debian for the newest kernel source, as CI does)
@@ -29,9 +33,13 @@
 # and the cache's /home/you/.cache/rust-kernel-workshop; a scratch copy's
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
-# Boots: run-01-* one each, check-01-* one each, test-01 one (all on the
-# fast kernel, 15-30 s each under TCG). Re-run this after changing what
-# run.sh, test.sh, vm.sh, setup.sh or tests/01-hello print.
+# The default set is every transcript the book includes. Boots: run-01-*,
+# run-13-goal, check-NN-* and test-01 one each, all on the fast kernel
+# (stage 14's check runs host tests only, no VM). Under TCG on 2 cores,
+# with another VM running, a check took 30-80 s, check-09 and check-10
+# about 110 s, check-16 140 s and check-15 190 s. Re-run this after
+# changing what run.sh, test.sh, vm.sh, setup.sh or a tests/NN-* print.
+# The header's time is the whole command's (build and boot included).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -39,6 +47,8 @@ OUT="$REPO/book/src/transcripts"
 WORK="$REPO/build/transcripts-work"
 mkdir -p "$OUT" "$WORK"
 ALL=(build-01 build-01-error run-01-steps run-01-solutions check-01-steps check-01-solutions test-01 setup-again)
+for n in 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16; do ALL+=("check-$n-solutions"); done
+ALL+=(check-10-steps check-13-steps check-14-steps check-15-steps run-13-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -58,11 +68,17 @@ scratch() {
 	echo "$d"
 }
 pristine() { [ -n "$PRISTINE" ] || PRISTINE=$(scratch); }
-# solved [broken]: a copy whose steps/01-hello is the solution (with a
-# compiler error if "broken").
+# solved [broken|NN]: a copy whose steps/01-hello (or steps/NN-*) is the
+# solution (with a compiler error if "broken"). One copy serves every stage:
+# a stage builds and tests its own folder only.
 solved() {
+	local st
+	case "${1:-}" in
+	"" | broken) st=01-hello ;;
+	*) st=$(stage_name "$1") ;;
+	esac
 	[ -n "$SOLVED" ] || SOLVED=$(scratch)
-	cp "$REPO"/solutions/01-hello/* "$SOLVED/steps/01-hello/"
+	cp -r "$REPO/solutions/$st/." "$SOLVED/steps/$st/"
 	if [ "${1:-}" = broken ]; then
 		sed -i '0,/push(n, GFP_KERNEL)/s//push(n)/' "$SOLVED/steps/01-hello/rhello.rs"
 		grep -q 'push(n)?' "$SOLVED/steps/01-hello/rhello.rs" ||
@@ -86,14 +102,14 @@ capture() {
 	tmp=$(mktemp)
 	# Through a pipe, not into the file: vng re-opens its output by name,
 	# which would truncate a file and lose the lines before the boot.
-	local st=()
+	local st=() t0=$SECONDS
 	{
 		(cd "$dir" && env -u MAKEFLAGS -u MAKELEVEL bash -c "$*" </dev/null 2>&1) | cat >"$tmp"
 		st=("${PIPESTATUS[@]}")
 	} || true
 	rc=${st[0]:-?}
 	{
-		echo "# captured by scripts/transcripts.sh on $(date -u +%Y-%m-%d) (exit status $rc); the book includes from line 2"
+		echo "# captured by scripts/transcripts.sh on $(date -u +%Y-%m-%d) (exit status $rc, $((SECONDS - t0)) s); the book includes from line 2"
 		echo "\$ $*"
 		normalise "$dir" <"$tmp"
 	} >"$OUT/$name.txt"
@@ -107,8 +123,21 @@ for name in "${NAMES[@]}"; do
 	build-01-error) solved broken && capture "$name" "$SOLVED" make build STEP=01 ;;
 	run-01-steps) pristine && capture "$name" "$PRISTINE" make run STEP=01 CMD=true ;;
 	run-01-solutions) pristine && capture "$name" "$PRISTINE" make run STEP=01 FROM=solutions CMD=true ;;
-	check-01-steps) pristine && capture "$name" "$PRISTINE" make check STEP=01 FAST=1 ;;
-	check-01-solutions) solved && capture "$name" "$SOLVED" make check STEP=01 FAST=1 ;;
+	check-[0-9][0-9]-steps)
+		n=${name#check-}; n=${n%-steps}; stage_name "$n" >/dev/null
+		pristine && capture "$name" "$PRISTINE" make check STEP=$n FAST=1 ;;
+	check-[0-9][0-9]-solutions)
+		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
+		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
+	run-13-goal)
+		# The commands are traced (set -x: "+ command" lines, on stderr).
+		# make run loaded rasync with 4 workers: the goal has 2. The
+		# clients' load runs in the background, rmmod cancels it once its
+		# connections are open (it prints "ready").
+		c=tests/13-reactor/async_clients.py
+		pristine && capture "$name" "$PRISTINE" make run STEP=13 FROM=solutions \
+			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/13-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
+		;;
 	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
 	setup-again)
 		# Only when there is nothing to do: a kernel to build would take
