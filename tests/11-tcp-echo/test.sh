@@ -42,11 +42,14 @@ else
 fi
 hint "stop: set the flag, shut down the listener and every live stream, then wait for the work items"
 mark
+# The clients stay connected: a module that waits for them never returns
+# (timed_rmmod gives up after 20 s). 15 s, not a speed target: under TCG on
+# a loaded machine a correct rmmod has taken over 3 s.
 timed_rmmod
-if [ $RMMOD_RC -eq 0 ] && [ $RMMOD_MS -lt 3000 ]; then
-	pass "rmmod with clients connected returns promptly (${RMMOD_MS} ms)"
+if [ $RMMOD_RC -eq 0 ] && [ $RMMOD_MS -lt 15000 ]; then
+	pass "rmmod with clients connected returns, without waiting for them (${RMMOD_MS} ms)"
 else
-	fail "rmmod with clients connected returns promptly" "rmmod exited with $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
+	fail "rmmod with clients connected returns, without waiting for them" "expected: rmmod returns within 15 s while the clients stay connected" "got: exit status $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
 fi
 wait "$holdpid"
 rc=$?
