@@ -18,8 +18,10 @@ For every stage (tests/NN-name with steps/ and solutions/ folders):
 rounded to the nearest 15 minutes (at least 15).
 
 Without options: prints the formula, each stage's inputs and its estimate.
---write: writes tests/estimates.txt ("NN-name minutes" lines) and the
-"time (est.)" column of README.md's stages table.
+--write: writes tests/estimates.txt ("NN-name minutes" lines), the
+"time (est.)" column of README.md's stages table, and
+book/src/generated/NN-estimate.md, the line each chapter shows under its
+title.
 --check: exit status 1 if either of them is not what --write would write.
 """
 
@@ -134,6 +136,19 @@ def estimates_txt(table):
     return "\n".join(head + [f"{s} {e['minutes']}" for s, e in table]) + "\n"
 
 
+def chapter_lines(table):
+    """{path: text} of the estimate line each chapter includes."""
+    out = {}
+    for stage, e in table:
+        n = stage.split("-")[0]
+        out[os.path.join(ROOT, "book", "src", "generated", f"{n}-estimate.md")] = (
+            f"*Time: about {human(e['minutes'])}, an estimate: reading this chapter, writing the"
+            f" exercises' {e['lines']} lines and a few `make check` runs"
+            f" (`scripts/estimate.py` has the formula).*\n"
+        )
+    return out
+
+
 def readme_with(text, table):
     """README.md's text with the stages table's "time (est.)" column set
     (added after the last column if it is not there yet)."""
@@ -188,10 +203,14 @@ def main():
             stale.append("tests/estimates.txt")
         if readme != want_readme:
             stale.append("README.md's stages table")
+        for path, text in chapter_lines(table).items():
+            current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
+            if current != text:
+                stale.append(os.path.relpath(path, ROOT))
         if stale:
             print(f"estimate.py: {' and '.join(stale)} out of date: run scripts/estimate.py --write")
             return 1
-        print(f"{len(table)} stages: tests/estimates.txt and README.md are up to date")
+        print(f"{len(table)} stages: tests/estimates.txt, README.md and the chapters' estimates are up to date")
         return 0
     if args.write:
         with open(txt_path, "w", encoding="utf-8") as f:
@@ -199,7 +218,10 @@ def main():
         if readme != want_readme:
             with open(readme_path, "w", encoding="utf-8") as f:
                 f.write(want_readme)
-        print(f"wrote tests/estimates.txt and README.md's stages table ({len(table)} stages)")
+        for path, text in chapter_lines(table).items():
+            with open(path, "w", encoding="utf-8") as f:
+                f.write(text)
+        print(f"wrote tests/estimates.txt, README.md's stages table and the chapters' estimate lines ({len(table)} stages)")
         return 0
 
     print(

@@ -350,6 +350,11 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	else
 		notok "every exercise has its three tiers of hints (scripts/hint.sh --check)" "$out"
 	fi
+	if out=$("$REPO/scripts/estimate.py" --check 2>&1); then
+		ok "the time estimates (README, chapters) are current"
+	else
+		notok "the time estimates (run scripts/estimate.py --write)" "$out"
+	fi
 	if out=$("$REPO/scripts/gen-book-extras.py" --check 2>&1); then
 		ok "the book's generated sections are up to date; every unsafe site has its SAFETY comment"
 	else
