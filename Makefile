@@ -19,6 +19,9 @@
 #                               kernel (prints the index page to open)
 #   make rust-analyzer STEP=03  rust-project.json for steps/03-* (FROM=solutions:
 #                               the solution), for your editor's rust-analyzer
+#   make kit [FILE=...]         for teachers: pack the built kernels, their source
+#                               and the tools into one file (build/rkw-kit-*.tar.zst)
+#   make kit-install FILE=...   install such a kit here: no network, under a minute
 #   make setup                  toolchain + kernel (run by the targets above)
 #   make book                   build the book into build/book (then open
 #                               build/book/index.html)
@@ -45,7 +48,7 @@ CHECK_FLAVOUR := $(if $(filter-out 0,$(FAST)),fast,debug)
 # is missing (cheap when not); it announces a kernel build before it starts.
 ensure = @RKW_FLAVOUR=$(1) RKW_WHY='$(2)' RKW_STEP='$(STEP)' $(3) $(REPO)scripts/ensure-setup.sh
 
-.PHONY: help setup build run check test book bench fuzz clean progress hint rustdoc rust-analyzer
+.PHONY: help setup build run check test book bench fuzz clean progress hint rustdoc rust-analyzer kit kit-install
 help:
 	@sed -n '1,/^$$/p' $(REPO)Makefile | sed 's/^# \{0,1\}//'
 
@@ -99,6 +102,13 @@ rust-analyzer:
 	$(need_step)
 	$(call ensure,$(RUN_FLAVOUR),make rust-analyzer)
 	@RKW_FLAVOUR=$(RUN_FLAVOUR) $(REPO)scripts/rust-analyzer.sh $(STEP) $(FROM)
+
+kit:
+	@$(REPO)scripts/kit.sh pack $(FILE)
+
+kit-install:
+	$(if $(FILE),,$(error say which kit, e.g. make kit-install FILE=/media/usb/rkw-kit-7.3.4-1_bpo13_1.tar.zst))
+	@$(REPO)scripts/kit.sh install $(FILE)
 
 clean:
 	rm -rf $(REPO)build

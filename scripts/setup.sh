@@ -40,6 +40,7 @@ DEB_BROWSER=(chromium) # scripts/book-browser-check.py: the book in a headless b
 DEB_STAGE_TOOLS=(
 	fio nvme-cli diod # tools of the NVMe and 9P stages (04-16)
 	g++ git           # fuzzing
+	zstd              # make kit / make kit-install
 )
 deb_packages() { # the packages this run installs
 	case "${RKW_SETUP_ONLY:-}" in
