@@ -2,6 +2,7 @@
 """Drive /dev/rmisc's ioctls and error paths from user space (stage 03 test).
 
 Usage: rmisc_ctl.py clear | len | capacity | unknown | bad-pointer-ioctl | bad-pointer-write
+                     | partly-bad-write | write-one | write-then-read
 Prints the value (len, capacity) or the errno name of the failure.
 """
 import ctypes
@@ -44,6 +45,26 @@ def main(cmd):
             if libc.write(fd, 16, 100) < 0:
                 raise OSError(ctypes.get_errno(), "write")
             print("ok")
+        elif cmd == "partly-bad-write":
+            # 200 bytes whose first 100 are readable and the rest is not:
+            # the last 100 bytes of a page, then a page that is not mapped.
+            # The driver copies the readable part before it meets the fault.
+            import mmap
+            page = mmap.PAGESIZE
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.mmap.restype = ctypes.c_void_p
+            libc.mmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_int, ctypes.c_int, ctypes.c_int, ctypes.c_long]
+            libc.munmap.argtypes = [ctypes.c_void_p, ctypes.c_size_t]
+            libc.write.argtypes = [ctypes.c_int, ctypes.c_void_p, ctypes.c_size_t]
+            base = libc.mmap(None, 2 * page, mmap.PROT_READ | mmap.PROT_WRITE,
+                             mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS, -1, 0)
+            if base in (None, ctypes.c_void_p(-1).value) or libc.munmap(base + page, page) != 0:
+                sys.exit("partly-bad-write: mmap/munmap failed")
+            ctypes.memset(base + page - 100, ord("p"), 100)
+            n = libc.write(fd, base + page - 100, 200)
+            if n < 0:
+                raise OSError(ctypes.get_errno(), "write")
+            print(f"wrote {n}")
         elif cmd == "write-one":
             os.write(fd, b"x")
             print("ok")

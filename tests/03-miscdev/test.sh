@@ -75,6 +75,9 @@ hint "write_iter: copy_from_iter_vec copies less than iov.len() from a bad addre
 $CTL clear >/dev/null
 is "write() from a bad address fails with EFAULT" EFAULT $CTL bad-pointer-write
 is "and leaves the buffer unchanged" 0 $CTL len
+hint "write_iter: when copy_from_iter_vec copied only part (the rest of the user's buffer is unreadable), truncate the buffer back to its old length before failing with EFAULT"
+is "a write whose second half is unreadable fails with EFAULT" EFAULT $CTL partly-bad-write
+is "and keeps nothing of its readable first half" 0 $CTL len
 
 hint "an open file holds a reference on the module"
 exec 3<"$DEV"
