@@ -26,8 +26,8 @@ Variants (tree names teeth-NN-ID, in build/teeth/ and build/modules-FLAVOUR/):
   --list            print the variants (and the statements chosen) and stop
   --no-vm           build only
   --report FILE     keep FILE's table of results (a section per stage,
-                    replaced on each run; default tests/teeth/report.md
-                    when /work/logs exists, else build/teeth/report.md)
+                    replaced on each run; default tests/teeth/report.md,
+                    the record kept in the repository)
   -j N              parallel builds (2)
 
 The solution itself runs in the same boot (tree `solutions`), as the
@@ -634,8 +634,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-vm", action="store_true")
-    ap.add_argument("--report", default="tests/teeth/report.md" if os.path.isdir("/work/logs")
-                    else os.path.join(TEETH, "report.md"))
+    ap.add_argument("--report", default=os.path.join(ROOT, "tests", "teeth", "report.md"))
     ap.add_argument("-j", type=int, default=2)
     args = ap.parse_args()
     os.environ.setdefault("RKW_FLAVOUR", "fast")
