@@ -634,7 +634,7 @@ def main():
     ap.add_argument("--only", default="")
     ap.add_argument("--list", action="store_true")
     ap.add_argument("--no-vm", action="store_true")
-    ap.add_argument("--report", default=os.path.join(ROOT, "tests", "teeth", "report.md"))
+    ap.add_argument("--report", default=os.path.join(REPO, "tests", "teeth", "report.md"))
     ap.add_argument("-j", type=int, default=2)
     args = ap.parse_args()
     os.environ.setdefault("RKW_FLAVOUR", "fast")
