@@ -5,6 +5,17 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme-lib.sh"
 
+REGS="python3 $(dirname "$0")/../nvme_regs.py $BDF"
+# Firmware, or a driver loaded earlier in this boot, may have left the device
+# enabled, with memory decoding and bus mastering on: disable it (sysfs
+# `enable`, once per enable the PCI core counts) and turn both bits off, so
+# that probe is seen to turn them on.
+ENABLE=/sys/bus/pci/devices/$BDF/enable
+for _ in 1 2 3 4 5 6 7 8; do
+	[ "$(cat "$ENABLE")" != 0 ] && echo 0 2>/dev/null >"$ENABLE" || break
+done
+[ "$(cat "$ENABLE")" != 0 ] || $REGS command-off >/dev/null
+
 hint "probe must enable the device, map BAR0 and return Ok(RNvme { .. })"
 load
 if dmesg_since_mark | grep -q "NVM command set is not supported"; then
@@ -12,6 +23,14 @@ if dmesg_since_mark | grep -q "NVM command set is not supported"; then
 fi
 # Without a bound controller none of the checks below can mean anything.
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us || { finish; exit; }
+hint "probe must turn on memory decoding (pdev.enable_device_mem()) and bus mastering (pdev.set_master())"
+pcicmd=$($REGS command 2>&1)
+if [ "$pcicmd" = "memory=1 master=1" ]; then
+	pass "probe turned on memory decoding and bus mastering (the PCI command register)"
+else
+	fail "probe turned on memory decoding and bus mastering (the PCI command register)" \
+		"expected: memory=1 master=1" "got:      $pcicmd"
+fi
 
 # What the controller itself says, read from user space through sysfs.
 mapfile -t want < <(python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" identity)

@@ -25,6 +25,12 @@ reg_is() {
 	pass "$desc"
 }
 
+# AQA, ASQ and ACQ survive a controller reset: zero them (the controller is
+# disabled), so that the checks below see what this probe wrote, not what an
+# earlier load of a driver left there.
+echo 1 >"/sys/bus/pci/devices/$BDF/enable" 2>/dev/null
+python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" clear-admin >/dev/null
+
 hint "probe must disable the controller, program AQA/ASQ/ACQ, set CC and wait for CSTS.RDY"
 load || { finish; exit; }
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us

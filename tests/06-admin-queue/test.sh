@@ -24,6 +24,16 @@ expect_dmesg "and $REPEAT more Identify commands" "^rnvme $BDF: $REPEAT more Ide
 hint "each command: SQ tail doorbell = the slot after it (wrapping at $DEPTH); each completion: CQ head doorbell = the slot after it"
 expect_doorbells "QEMU saw the doorbells the ring arithmetic predicts: $((REPEAT + 2)) commands, one at a time" \
 	0 $DEPTH $((REPEAT + 2)) $((REPEAT + 2)) --one-at-a-time
+hint "submit_sync: each command takes the next command identifier (next_cid, incremented, wrapping)"
+ncmd=$(traced_admin_cmds | grep -c .)
+ncid=$(traced_admin_cmds | awk '{ print $1 }' | sort -u | grep -c .)
+if [ "$ncmd" -ge $((REPEAT + 2)) ] && [ "$ncid" = "$ncmd" ]; then
+	pass "each of the $ncmd admin commands had a command identifier of its own (QEMU's trace)"
+else
+	fail "each of the $ncmd admin commands had a command identifier of its own (QEMU's trace)" \
+		"expected: at least $((REPEAT + 2)) commands, all with different cids" "got: $ncid different cids" \
+		"$(traced_admin_cmds | head -5)"
+fi
 ours=$(dmesg_since_mark | sed -n "s/^rnvme $BDF: \(model\|MDTS\|controller ID\|namespace 1:\)/\1/p")
 printf '%s\n' "$ours" >"$W/ours"
 

@@ -6,6 +6,8 @@ tag, unknown and write-like message types, a truncated message, a directory
 listed in small pieces.
 
 Usage: p9raw.py PORT  (the export must hold the fixture of test.sh)
+       p9raw.py PORT oversized  (a frame whose size field is beyond msize:
+                                 Rlerror EPROTO with its tag, then the close)
 Prints "ok: N checks" and exits 0, or prints what failed and exits 1."""
 
 import socket
@@ -200,9 +202,31 @@ def main():
     print(f"ok: {checks} checks")
 
 
+def oversized():
+    """A frame announcing more than msize bytes cannot be answered, and the
+    stream cannot be resynchronised after it: the server answers Rlerror
+    EPROTO with the frame's tag, then closes the connection (the server logs
+    that the connection ended with EPROTO: this is not part of main's run,
+    whose log must stay quiet)."""
+    c = Conn(int(sys.argv[1]))
+    msize = c.version(8192)
+    c.sock.sendall(struct.pack("<IBH", 1 << 20, TWALK, 77))
+    try:
+        rty, rtag, rbody = c.recv()
+    except EOFError:
+        raise AssertionError(f"a frame of 1 MiB (msize {msize}): the server closed the connection without an Rlerror")
+    if (rty, rtag) != (RLERROR, 77) or struct.unpack("<I", rbody[:4])[0] != EPROTO:
+        raise AssertionError(f"a frame of 1 MiB (msize {msize}): got type {rty} tag {rtag} {rbody.hex()}, "
+                             f"not Rlerror EPROTO with tag 77")
+    if c.sock.recv(1) != b"":
+        raise AssertionError("after the Rlerror the connection stays open")
+    c.sock.close()
+    print("ok: Rlerror EPROTO with the frame's tag, then the connection closed")
+
+
 if __name__ == "__main__":
     try:
-        main()
+        oversized() if sys.argv[2:] == ["oversized"] else main()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")
         sys.exit(1)

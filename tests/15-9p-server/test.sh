@@ -216,6 +216,8 @@ mark
 hint "p9raw.py names the check that failed; each is one rule of the chapter's confinement argument"
 is_ok "raw 9P: '..', names with '/', symlinks, fid reuse, Tflush, unknown and write types, malformed frames" $RAW $PORT
 expect_no_dmesg "and nothing is logged for them" 'r9p: .*(error|dropped)'
+hint "serve_requests: a frame whose size is beyond msize gets Rlerror EPROTO (Session::refuse, with its tag) before the connection is given up"
+is_ok "raw 9P: a frame announcing more than msize bytes gets Rlerror EPROTO, then the connection closes" $RAW $PORT oversized
 mount9p 8192 loose
 check "after all of it, a fresh mount serves" cmp "$EXPORT/sizes/m8192-11" "$MNT/sizes/m8192-11"
 
