@@ -3,7 +3,8 @@
 # interrupt, with MSI-X and with INTx (MSI not allowed); a command the
 # controller holds back times out instead of hanging, and its identifier is
 # not given to another command; QEMU saw the doorbells that ring arithmetic
-# predicts; nothing leaks.
+# predicts; a late answer to an abandoned command frees its identifier;
+# nothing leaks.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme-lib.sh"
 
@@ -80,6 +81,20 @@ if [ -w "$MSI_BUS" ]; then
 	echo 1 >"$MSI_BUS"
 else
 	fail "MSI can be disallowed for $BDF" "no writable $MSI_BUS"
+fi
+
+# Asynchronous Event Requests given no time to wait (late=): each is
+# abandoned, then answered after an event (a temperature threshold of 0 K).
+# The late answers must free their identifiers: more requests than the queue
+# has identifiers would run out of them otherwise.
+LATE=$((DEPTH + 8))
+mark
+hint "wait_for: on timeout mark the slot Abandoned (not left Waiting); reap: an answer for an Abandoned slot frees it"
+if load late=$LATE repeat=10; then
+	expect_dmesg "$LATE requests abandoned, answered later: their identifiers come back ($DEPTH in the queue)" \
+		"^rnvme $BDF: $LATE Asynchronous Event Requests abandoned, each answered later"
+	expect_dmesg "and 10 Identify commands after them complete" "^rnvme $BDF: 10 more Identify commands completed"
+	unload
 fi
 
 reload_twice repeat=10
