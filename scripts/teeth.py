@@ -536,8 +536,15 @@ def after_vm(stage, keep, log):
 
 # The host tests (tests/host) that test a stage's files: run on a variant
 # that changes one of those files. Stage 14 has no other test; stage 09's
-# after-vm.sh runs its prp tests (on the solution: see run_vm).
-HOST_TESTS = {"14-9p-protocol": ("p9", None), "09-blk-mq": ("nvme_prp", {"prp.rs"})}
+# after-vm.sh runs its prp tests (on the solution: see run_vm); stage 10's
+# passthru.rs and stage 16's passwd.rs/group.rs are core-only files whose
+# rules the host tests check one by one (the VM test only samples them).
+HOST_TESTS = {
+    "14-9p-protocol": ("p9", None),
+    "09-blk-mq": ("nvme_prp", {"prp.rs"}),
+    "10-nvme-production": ("nvme_passthru", {"passthru.rs"}),
+    "16-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
+}
 
 
 def host_test(stage, v, filter_="p9"):

@@ -3,6 +3,9 @@
 and malformed, against a controller node and a namespace node (stage 10 test).
 
 Usage: ioctls.py [--driver rnvme|c] CTRL_NODE NS_NODE
+       ioctls.py --abandon CTRL_NODE NS_NODE   (a controller whose I/O takes
+           seconds: a read given 300 ms times out, then the driver's buffer
+           is retired: the controller may still write it)
   e.g. ioctls.py /dev/rnvme0 /dev/rng0n1          (the stage's driver)
        ioctls.py --driver c /dev/nvme0 /dev/ng0n1 (Linux's C nvme driver)
 
@@ -28,6 +31,7 @@ import faulthandler
 import os
 import struct
 import sys
+import time
 
 # ---- the ABI (x86_64) ----------------------------------------------------------
 PASSTHRU = "<BBHIIIQQIIIIIIIIII"  # struct nvme_passthru_cmd: 72 bytes
@@ -64,6 +68,7 @@ WIDE = (NVME_IOCTL_ADMIN64_CMD, NVME_IOCTL_IO64_CMD, NVME_IOCTL_IO64_CMD_VEC)
 # 10 controller to host, 11 bidirectional.
 FLUSH, WRITE, READ, BIDI_IO, WRITE_ZEROES, VENDOR_IO = 0x00, 0x01, 0x02, 0x03, 0x08, 0x80
 IDENTIFY, GET_FEATURES, RESERVED_ADMIN, VENDOR_ADMIN_BIDI = 0x06, 0x0A, 0x3C, 0xFF
+GET_LOG_PAGE = 0x02
 CNS_NS, CNS_CTRL = 0, 1
 FEAT_NUM_QUEUES = 0x07
 LIMIT = 128 << 10  # rnvme's largest data_len (its bounce buffer)
@@ -353,6 +358,29 @@ def bad_read(node, **extra):
     return check
 
 
+def host_read_commands(ctx):
+    """The SMART / Health log's Host Read Commands (bytes 64-79): the reads
+    the controller has completed."""
+    page = Pages(4096)
+    ret, _ = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD,
+                    cmd(GET_LOG_PAGE, nsid=0xFFFFFFFF, addr=page.addr, data_len=512, cdw10=0x02 | (127 << 16)))
+    if ret:
+        raise SetupError(f"SMART log through ADMIN_CMD on {ctx.ctrl_node}: expected 0, got {outcome(ret)}")
+    lo, hi = struct.unpack_from("<QQ", page.get(512), 64)
+    return lo | hi << 64
+
+
+def read_into_read_only(ctx):
+    """A Read into a buffer the caller cannot write: refused before the
+    controller is involved (its count of reads does not move)."""
+    before = host_read_commands(ctx)
+    buf = Pages(4096)
+    buf.read_only()
+    ret, _ = submit(ctx.ns, NVME_IOCTL_IO_CMD, ctx.rw(READ, ctx.lba, 4096 // ctx.bs, buf))
+    reads = host_read_commands(ctx) - before
+    return outcome(ret) + (", the controller saw no read" if reads == 0 else f", {reads} read(s) reached the controller")
+
+
 def bidi_io(ctx):
     buf = Pages(4096)
     return outcome(submit(ctx.ns, NVME_IOCTL_IO_CMD, ctx.rw(BIDI_IO, ctx.lba, 4096 // ctx.bs, buf))[0])
@@ -518,6 +546,7 @@ CHECKS = [
     ("Write through IO_CMD on {ns} from a bad addr", bad_write(addr=lambda ctx, buf: bad_address()), f"{EFAULT}, {KEPT}", SAME),
     ("Write of 8 KiB through IO_CMD on {ns} from a buffer whose second page is bad",
      bad_write(nbytes=8192, addr=lambda ctx, buf: (buf.forbid(PAGE), buf.addr)[1]), f"{EFAULT}, {KEPT}", SAME),
+    ("Read through IO_CMD on {ns} into a read-only buffer", read_into_read_only, f"{EFAULT}, the controller saw no read", SAME),
     # -- EACCES: no CAP_SYS_ADMIN ----------------------------------------------------------------
     ("unprivileged Get Features through ADMIN_CMD on {ctrl}", unprivileged(C_DEV, NVME_IOCTL_ADMIN_CMD, GetFeatures), EACCES, SAME),
     ("unprivileged Get Features through ADMIN64_CMD on {ctrl}", unprivileged(C_DEV, NVME_IOCTL_ADMIN64_CMD, GetFeatures), EACCES, SAME),
@@ -536,8 +565,41 @@ CHECKS = [
 ]
 
 
+def abandon(ctrl_node, ns_node):
+    """A read that times out (the controller takes seconds, the command is
+    given 300 ms), then commands through either node: the driver's buffer
+    stays the controller's until it answers and the driver knows it, which
+    rnvme does not track: EBUSY until unbind. Returns the number of failures."""
+    disk = "rnvme" + os.path.basename(ns_node)[len("rng"):]
+    with open(f"/sys/block/{disk}/queue/logical_block_size") as f:
+        bs = int(f.read())
+    ctrl, ns = os.open(ctrl_node, os.O_RDWR), os.open(ns_node, os.O_RDWR)
+    nsid = ioctl(ns, NVME_IOCTL_ID)
+    buf, page = Pages(PAGE), Pages(PAGE)
+    checks = [
+        ("a Read given 300 ms by a controller that takes 4 s", "ETIMEDOUT",
+         lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
+                                                           timeout_ms=300))[0])),
+        ("then an Identify through the controller node (the buffer the controller may still write is retired)", "EBUSY",
+         lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
+        ("and a Read through the namespace node, 5 s later (the controller has answered)", "EBUSY",
+         lambda: (time.sleep(5), outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr,
+                                                                            data_len=bs))[0]))[1]),
+    ]
+    failed = 0
+    for what, want, check in checks:
+        got = check()
+        failed += got != want
+        print(f"ok {what}: {got}" if got == want else f"not-ok {what}: expected {want}, got {got}", flush=True)
+    os.close(ctrl)
+    os.close(ns)
+    return failed
+
+
 def main(argv):
     args = argv[1:]
+    if args[:1] == ["--abandon"] and len(args) == 3:
+        return 1 if abandon(*args[1:]) else 0
     driver = "rnvme"
     if args[:1] == ["--driver"] and len(args) > 1:
         driver, args = args[1], args[2:]

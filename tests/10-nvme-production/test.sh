@@ -107,6 +107,21 @@ wait_gone() {
 }
 
 # bound_to BDF: rnvme is bound to BDF.
+# ioctl_checks PREFIX ARGS...: ioctls.py ARGS, each of its lines a check.
+ioctl_checks() {
+	local prefix=$1 out rc status what
+	shift
+	out=$(python3 "$HERE/ioctls.py" "$@" 2>&1)
+	rc=$?
+	while read -r status what; do
+		case "$status" in
+		ok) pass "$prefix $what" ;;
+		not-ok) fail "$prefix $what" ;;
+		esac
+	done <<<"$out"
+	[ $rc -eq 0 ] || grep -q '^not-ok' <<<"$out" || fail "ioctls.py $* ran to its end" "exit status $rc:" "$(tail -5 <<<"$out")"
+}
+
 bound_to() { [ "$(basename "$(readlink "/sys/bus/pci/devices/$1/driver" 2>/dev/null)")" = "$MODULE" ]; }
 
 # bound_within BDF SECONDS: rnvme is bound to BDF within SECONDS.
@@ -143,15 +158,7 @@ else
 fi
 hint "passthru::check: which commands may pass, and what data_len each must have"
 RKW_TRACE_START=$(nvme_trace_lines)
-out=$(python3 "$HERE/ioctls.py" "$CTRL" "$NS" 2>&1)
-rc=$?
-while read -r status what; do
-	case "$status" in
-	ok) pass "ioctl: $what" ;;
-	not-ok) fail "ioctl: $what" ;;
-	esac
-done <<<"$out"
-[ $rc -eq 0 ] || grep -q '^not-ok' <<<"$out" || fail "ioctls.py ran to its end" "exit status $rc:" "$(tail -5 <<<"$out")"
+ioctl_checks "ioctl:" "$CTRL" "$NS"
 python3 "$HERE/nvme_cli.py" record "$CTRL" "$NS" /tmp/rkw10-rnvme.json >/tmp/rkw10-rnvme.log 2>&1 ||
 	fail "nvme-cli works on $CTRL and $NS" "$(tail -5 /tmp/rkw10-rnvme.log)"
 # The ioctls above make QEMU's model log the errors they provoke on
@@ -184,6 +191,8 @@ fio_verify "zero copy: buffers 512 bytes into a page (the first PRP entry has an
 expect_dmesg "Identify Controller's SGLS: QEMU's controller takes SGLs" "^rnvme $D0: the controller takes SGLs"
 hint "a request whose pages PRPs cannot describe is described by an SGL (PSDT 01b, Data Block descriptors, a Last Segment descriptor for the list)"
 is_ok "scattered 512-byte segments (no PRP shape): written and read back through an SGL" python3 "$HERE/iovec.py" "$DEV" $((56 << 20))
+hint "dma_map: PRP entries after the first cover whole pages: a piece that ends before the end of its page, with pieces after it, is no PRP shape"
+is_ok "512-byte segments each at the start of a page (no PRP shape: each ends mid-page): written and read back" python3 "$HERE/iovec.py" "$DEV" $((56 << 20)) page-starts
 hint "affinity::spread: each I/O queue's interrupt vector to the CPUs the tag set's map sends to its hardware queue"
 expect_dmesg "each I/O queue's interrupt is sent to its CPU" "^rnvme $D0: $CPUS I/O queue interrupt\(s\) sent to their CPU"
 # irqs_on_cpu N: rnvme's interrupts so far on CPU N (/proc/interrupts).
@@ -384,6 +393,21 @@ else
 fi
 check "unbind the given-up controller" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
 unload
+
+# ---- a passthrough command that times out ------------------------------------------
+# The controller still owns the driver's buffer after the ioctl gave up:
+# nothing may reuse it until the controller is stopped (unbind).
+bind_only "$SLOW"
+mark
+if load; then
+	SDISK=$(disk_of "$SLOW")
+	N=${SDISK#rnvme}
+	N=${N%n1}
+	hint "Controller::run: a command that timed out (ETIMEDOUT, EINTR) marks the buffer abandoned; an abandoned buffer refuses every later command with EBUSY"
+	ioctl_checks "ioctl on the slow controller:" --abandon "/dev/rnvme$N" "/dev/rng${N}n1"
+	check "unbind the controller with the retired buffer" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
+	unload
+fi
 
 bind_only
 finish
