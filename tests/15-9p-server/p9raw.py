@@ -8,11 +8,16 @@ listed in small pieces.
 Usage: p9raw.py PORT  (the export must hold the fixture of test.sh)
        p9raw.py PORT oversized  (a frame whose size field is beyond msize:
                                  Rlerror EPROTO with its tag, then the close)
+       p9raw.py PORT fair  (with workers=1: a connection floods the server
+                            with pipelined requests; another is answered
+                            long before the flood ends: tasks take turns)
 Prints "ok: N checks" and exits 0, or prints what failed and exits 1."""
 
 import socket
 import struct
 import sys
+import threading
+import time
 
 TVERSION, TAUTH, TATTACH, TFLUSH, TWALK = 100, 102, 104, 108, 110
 TLOPEN, TREAD, TREADDIR, TGETATTR, TREADLINK = 12, 116, 40, 24, 22
@@ -159,6 +164,11 @@ def main():
     expect(len(partial) == 2, f"a walk through a symlink stops at the link: {len(partial)} of 3 names walked")
     expect(c.error(TGETATTR, struct.pack("<IQ", 8, 0x7FF)) == EBADF, "a partial walk creates no fid")
     expect(c.error(TWALK, c.walk_body(7, 8, ["secret"])) == ENOTDIR, "walking from a symlink fid fails with ENOTDIR")
+    # A walk goes from a directory: from a file even '.' and '..' are refused.
+    c.walk(1, 13, ["one"])
+    for names in (["x"], ["."], [".."]):
+        expect(c.error(TWALK, c.walk_body(13, 14, names)) == ENOTDIR, f"walking {names[0]!r} from a file fid fails with ENOTDIR")
+    c.clunk(13)
 
     # Fids: a number in use is refused until clunked.
     expect(c.error(TATTACH, struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)) == EEXIST,
@@ -224,9 +234,52 @@ def oversized():
     print("ok: Rlerror EPROTO with the frame's tag, then the connection closed")
 
 
+def fair(requests=30000):
+    """Run with one worker (workers=1). A flood connection sends `requests`
+    pipelined Tclunk requests (an 11-byte Rlerror each) from one thread and
+    reads the answers in another, so that the server neither runs out of
+    requests nor waits to write its answers: the flood's task never has to
+    wait. Once 1000 are answered, a second connection sends Tversion. The
+    one worker answers it only when the flood's task lets other tasks have a
+    turn (yield_now every TURNS requests): that must be long before the
+    flood ends."""
+    port = int(sys.argv[1])
+    flood, other = Conn(port), Conn(port)
+    flood.version(8192)
+    other.version(8192)
+    flood.sock.setsockopt(socket.SOL_SOCKET, socket.SO_SNDBUF, 1 << 20)
+    data = b"".join(struct.pack("<IBHI", 11, TCLUNK, 1 + i, 999) for i in range(100)) * (requests // 100)
+    answered = [0]
+
+    def reader():
+        got = 0
+        while got < len(data):
+            chunk = flood.sock.recv(1 << 20)
+            if not chunk:
+                break
+            got += len(chunk)
+            answered[0] = got // 11
+
+    threads = [threading.Thread(target=reader), threading.Thread(target=flood.sock.sendall, args=(data,))]
+    for t in threads:
+        t.start()
+    while answered[0] < 1000 and threads[0].is_alive():
+        time.sleep(0.001)
+    other.version(8192)
+    at = answered[0]
+    for t in threads:
+        t.join()
+    if answered[0] != requests:
+        raise AssertionError(f"the flood got {answered[0]} of {requests} answers")
+    if at >= requests // 2:
+        raise AssertionError(f"the second connection was answered only when the flood had {at} of {requests} "
+                             "answers: the flood's task kept the one worker")
+    print(f"ok: answered while the flood had {at} of {requests} answers")
+
+
 if __name__ == "__main__":
     try:
-        oversized() if sys.argv[2:] == ["oversized"] else main()
+        {"oversized": oversized, "fair": fair}.get(sys.argv[2] if sys.argv[2:] else "", main)()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")
         sys.exit(1)

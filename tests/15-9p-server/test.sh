@@ -214,7 +214,7 @@ umount "$MNT"
 # ---- the raw protocol -------------------------------------------------------------
 mark
 hint "p9raw.py names the check that failed; each is one rule of the chapter's confinement argument"
-is_ok "raw 9P: '..', names with '/', symlinks, fid reuse, Tflush, unknown and write types, malformed frames" $RAW $PORT
+is_ok "raw 9P: '..', names with '/', symlinks, walks from a file, fid reuse, Tflush, unknown and write types, malformed frames" $RAW $PORT
 expect_no_dmesg "and nothing is logged for them" 'r9p: .*(error|dropped)'
 hint "serve_requests: a frame whose size is beyond msize gets Rlerror EPROTO (Session::refuse, with its tag) before the connection is given up"
 is_ok "raw 9P: a frame announcing more than msize bytes gets Rlerror EPROTO, then the connection closes" $RAW $PORT oversized
@@ -252,6 +252,13 @@ if loaded; then
 	mount9p 131072 loose 2>/dev/null
 	check "insmod again serves a new mount" diff -r --no-dereference "$EXPORT/sizes" "$MNT/sizes"
 	umount "$MNT" 2>/dev/null
+	unload
+fi
+
+# ---- taking turns: one worker, a connection that never has to wait -------------------
+hint "serve_requests: every TURNS requests yield_now().await, so that a connection with requests waiting lets the others have a turn"
+if load root="$EXPORT" port=$PORT workers=1; then
+	is_ok "raw 9P, one worker: a connection flooding it with pipelined requests takes turns: another is answered long before the flood ends" $RAW $PORT fair
 	unload
 fi
 umount "$EXPORT"
