@@ -17,10 +17,7 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    io::{
-        poll::read_poll_timeout,
-        Io, //
-    },
+    io::Io,
     irq::{
         self,
         IrqRequest, //
@@ -53,6 +50,8 @@ mod spec;
 // New in stage 07: the handler, and the admin queue it shares.
 #[path = "../../solutions/07-interrupts/irq_handler.rs"]
 mod irq_handler;
+#[path = "../../solutions/07-interrupts/late_answers.rs"]
+mod late_answers;
 mod queue;
 
 use command::{
@@ -91,13 +90,6 @@ const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 /// Admin opcode: Asynchronous Event Request. The controller holds it until
 /// an event occurs, which may be never.
 const OPC_ASYNC_EVENT_REQUEST: u8 = 0x0c;
-/// Admin opcodes for the `late` test: Set Features, Get Log Page.
-const OPC_SET_FEATURES: u8 = 0x09;
-const OPC_GET_LOG_PAGE: u8 = 0x02;
-/// Feature identifiers: Temperature Threshold, Asynchronous Event
-/// Configuration.
-const FID_TEMPERATURE_THRESHOLD: u32 = 0x04;
-const FID_ASYNC_EVENT_CONFIG: u32 = 0x0b;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -407,7 +399,7 @@ fn bring_up(
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let result = identify(pdev, cap, admin, &page).and_then(|id| {
         async_event_request(pdev, admin)?;
-        answered_late(pdev, admin, &page)?;
+        late_answers::answered_late(pdev, admin, &page, module_parameters::late.value())?;
         identify_again(pdev, admin, &page)?;
         Ok(id)
     });
@@ -458,79 +450,6 @@ fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Resu
     }
 }
 // ANCHOR_END: aer
-
-// ANCHOR: late
-/// For the test: `late` Asynchronous Event Requests, each given no time to
-/// wait, so each is abandoned; then an event (the temperature is over a
-/// threshold of 0 K) makes the controller answer it, after its submitter gave
-/// up. The late answer must free the identifier: with more requests than
-/// the queue has identifiers, the queue would run out of them (EBUSY).
-fn answered_late(
-    pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
-    page: &Coherent<[u8]>,
-) -> Result {
-    let late = module_parameters::late.value();
-    if late == 0 {
-        return Ok(());
-    }
-    if late > 1000 {
-        dev_err!(pdev, "late={} is more than 1000\n", late);
-        return Err(EINVAL);
-    }
-    let dev = pdev.as_ref();
-    let set = |fid: u32, value: u32| Command {
-        opcode: OPC_SET_FEATURES,
-        cdw: [fid, value, 0, 0, 0, 0],
-        ..Command::default()
-    };
-    let aer = Command {
-        opcode: OPC_ASYNC_EVENT_REQUEST,
-        ..Command::default()
-    };
-    // The SMART / Health log (02h), 128 dwords; reading it (RAE clear)
-    // re-arms the event.
-    let smart_log = Command {
-        opcode: OPC_GET_LOG_PAGE,
-        nsid: u32::MAX,
-        prp1: page.dma_address(),
-        cdw: [0x02 | (127 << 16), 0, 0, 0, 0, 0],
-        ..Command::default()
-    };
-    // Report temperature events (SMART critical warning bit 1).
-    admin.submit(dev, &set(FID_ASYNC_EVENT_CONFIG, 1 << 1), ADMIN_TIMEOUT)?;
-    for _ in 0..late {
-        let before = admin.reaped();
-        match admin.submit(dev, &aer, Delta::ZERO) {
-            Err(e) if e == ETIMEDOUT => {}
-            Err(e) => return Err(e),
-            Ok(_) => {
-                dev_err!(
-                    pdev,
-                    "an Asynchronous Event Request was answered before any event\n"
-                );
-                return Err(EPROTO);
-            }
-        }
-        admin.submit(dev, &set(FID_TEMPERATURE_THRESHOLD, 0), ADMIN_TIMEOUT)?;
-        // Both answers: the Set Features and the abandoned request's.
-        read_poll_timeout(
-            || Ok(admin.reaped()),
-            |&reaped| reaped >= before + 2,
-            Delta::from_millis(1),
-            ADMIN_TIMEOUT,
-        )?;
-        admin.submit(dev, &smart_log, ADMIN_TIMEOUT)?;
-        admin.submit(dev, &set(FID_TEMPERATURE_THRESHOLD, 0xffff), ADMIN_TIMEOUT)?;
-    }
-    dev_info!(
-        pdev,
-        "{} Asynchronous Event Requests abandoned, each answered later\n",
-        late
-    );
-    Ok(())
-}
-// ANCHOR_END: late
 
 kernel::module_pci_driver! {
     type: RNvmeDriver,
