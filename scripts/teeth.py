@@ -576,13 +576,12 @@ def host_test(stage, v, filter_="p9"):
     times: cargo's fingerprints (absolute paths, mtimes) then see each
     variant's change. Returns (pass, fail, failed names)."""
     root = os.path.join(TEETH, "host", "ws")
-    if not os.path.isdir(os.path.join(root, "tests", "host")):
-        shutil.rmtree(root, ignore_errors=True)
-        os.makedirs(os.path.join(root, "tests"))
-        shutil.copytree(os.path.join(REPO, "tests", "host"), os.path.join(root, "tests", "host"),
-                        ignore=shutil.ignore_patterns("target"))
-        os.makedirs(os.path.join(root, "scripts"))
-        shutil.copy(os.path.join(REPO, "scripts", "host-test.sh"), os.path.join(root, "scripts"))
+    # Synced on every run (times kept, so cargo rebuilds only what changed):
+    # a workspace made once would go on testing an old tests/host.
+    shutil.copytree(os.path.join(REPO, "tests", "host"), os.path.join(root, "tests", "host"),
+                    ignore=shutil.ignore_patterns("target"), dirs_exist_ok=True)
+    os.makedirs(os.path.join(root, "scripts"), exist_ok=True)
+    shutil.copy2(os.path.join(REPO, "scripts", "host-test.sh"), os.path.join(root, "scripts"))
     sols = os.path.join(root, "solutions")
     os.makedirs(sols, exist_ok=True)
     for s in os.listdir(os.path.join(REPO, "solutions")):
