@@ -29,7 +29,10 @@ in steps/ and solutions/ alike, and a skeleton includes its own solution's
 files that have no exercise. Of the `.rs` files under steps/ and solutions/
 (subfolders too) with the same bytes, the first in stage order (solutions/
 before steps/) is the original; every other one in the stages checked is
-reported as `TREE/X/f:1: a byte copy of solutions/Y/f.rs` (exit status 1).
+reported as `TREE/X/f:1: a byte copy of solutions/Y/f.rs` (exit status 1),
+but for a skeleton's copy of its own stage's module-tree root (`nvme.rs`: only
+`#[path]` and `mod` lines), whose paths to the exercise files must resolve
+next to the skeleton's files.
 """
 
 import argparse
@@ -282,13 +285,30 @@ def copies(root, stages):
                     with open(os.path.join(root, path), "rb") as t:
                         by_bytes.setdefault(t.read(), []).append(path)
     found = []
-    for same in by_bytes.values():
+    for text, same in by_bytes.items():
         original, *others = sorted(same, key=order)
-        found += [(path, original) for path in others if path.split(os.sep)[1] in stages]
+        found += [
+            (path, original)
+            for path in others
+            if path.split(os.sep)[1] in stages and not tree_root_of_its_stage(text, path, original)
+        ]
     return [
         [f"{path}:1: a byte copy of {original}: include that file with #[path] instead"]
         for path, original in sorted(found, key=lambda pair: order(pair[0]))
     ]
+
+
+MOD_ONLY = re.compile(r'^\s*(?://.*|#!?\[[^\]]*\]|(?:pub(?:\([^)]*\))?\s+)?mod \w+;)?\s*$')
+
+
+def tree_root_of_its_stage(text, path, original):
+    """Whether `path` (in steps/) is its stage's copy of a module-tree root
+    such as `nvme.rs` that only lists files (`#[path]` and `mod` lines): the
+    skeleton needs its own, since the paths in it that name the stage's
+    exercise files resolve next to the root."""
+    same_place = path.split(os.sep)[1:] == original.split(os.sep)[1:]
+    lines = text.decode("utf-8", "replace").splitlines()
+    return same_place and all(MOD_ONLY.match(line) for line in lines)
 
 
 def stage_names(root, wanted):

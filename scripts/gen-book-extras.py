@@ -274,10 +274,14 @@ class Stage:
         return self.module or os.path.splitext(os.path.basename(self.root.src))[0]
 
 
+LIBRARY = "lib"  # solutions/lib/: the libraries' given files (no stage's answers)
+
+
 def stage_of(src):
-    """The stage folder (NN-name) a solutions/ path lies in, or None."""
+    """The stage folder (NN-name) a solutions/ path lies in, `LIBRARY` for
+    solutions/lib/, or None."""
     parts = src.split("/")
-    if len(parts) >= 3 and parts[0] == SOLUTIONS and STAGE_DIR.match(parts[1]):
+    if len(parts) >= 3 and parts[0] == SOLUTIONS and (STAGE_DIR.match(parts[1]) or parts[1] == LIBRARY):
         return parts[1]
     return None
 
@@ -329,7 +333,8 @@ def resolve(stage):
         base = here if dir_owner else os.path.join(here, os.path.splitext(os.path.basename(src))[0])
         for name, path in mod_decls(read(src)):
             if path is not None:
-                child = norm(os.path.join(base, path))
+                # A `#[path]` is resolved from the declaring file's own folder.
+                child = norm(os.path.join(here, path))
             else:
                 child = norm(os.path.join(base, name + ".rs"))
                 if not exists(child):
@@ -626,6 +631,8 @@ def md_cell(text):
 
 
 def chapter_link(stage_name):
+    if stage_name == LIBRARY:
+        return f"the library (`{SOLUTIONS}/{LIBRARY}/`)"
     return f"[chapter {stage_name[:2]}]({stage_name}.md)"
 
 
@@ -695,7 +702,9 @@ def changes_md(stage):
             name += " (crate root)"
         elif f.kind == "rs" and f.via_path and os.path.basename(f.src) != os.path.basename(f.key):
             name += f" (`mod {os.path.splitext(os.path.basename(f.key))[0]}`)"
-        if st == "reused":
+        if st == "reused" and f.owner == LIBRARY:
+            text = f"given: the library's `{f.src}` (by `#[path]`)"
+        elif st == "reused":
             text = f"reused from `{f.src}` (by `#[path]`)"
             kids = sorted(children.get(f.key, []), key=lambda g: g.key)
             if kids:

@@ -20,18 +20,18 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
+use crate::nvme::{
+    cap::Cap,
     command::{
         phase_of,
         Command,
         Completion, //
     },
+    regs::Bar0,
     ring::{
         CqRing,
         SqRing, //
-    },
-    spec::Cap,
-    Bar0, //
+    }, //
 };
 
 /// How long an admin command may take before the driver gives up on it.

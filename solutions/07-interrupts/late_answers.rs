@@ -13,19 +13,14 @@ use kernel::{
 };
 
 use crate::{
-    command::Command,
+    nvme::command::{
+        feature,
+        log_page,
+        Command, //
+    },
     queue::AdminQueue,
-    ADMIN_TIMEOUT,
-    OPC_ASYNC_EVENT_REQUEST, //
+    ADMIN_TIMEOUT, //
 };
-
-/// Admin opcodes: Set Features, Get Log Page.
-const OPC_SET_FEATURES: u8 = 0x09;
-const OPC_GET_LOG_PAGE: u8 = 0x02;
-/// Feature identifiers: Temperature Threshold, Asynchronous Event
-/// Configuration.
-const FID_TEMPERATURE_THRESHOLD: u32 = 0x04;
-const FID_ASYNC_EVENT_CONFIG: u32 = 0x0b;
 
 // ANCHOR: late
 /// For the test: `late` Asynchronous Event Requests, each given no time to
@@ -47,26 +42,13 @@ pub(crate) fn answered_late(
         return Err(EINVAL);
     }
     let dev = pdev.as_ref();
-    let set = |fid: u32, value: u32| Command {
-        opcode: OPC_SET_FEATURES,
-        cdw: [fid, value, 0, 0, 0, 0],
-        ..Command::default()
-    };
-    let aer = Command {
-        opcode: OPC_ASYNC_EVENT_REQUEST,
-        ..Command::default()
-    };
-    // The SMART / Health log (02h), 128 dwords; reading it (RAE clear)
-    // re-arms the event.
-    let smart_log = Command {
-        opcode: OPC_GET_LOG_PAGE,
-        nsid: u32::MAX,
-        prp1: page.dma_address(),
-        cdw: [0x02 | (127 << 16), 0, 0, 0, 0, 0],
-        ..Command::default()
-    };
+    let set = Command::set_features;
+    let aer = Command::async_event_request();
+    // The SMART / Health log, 128 dwords; reading it (RAE clear) re-arms
+    // the event.
+    let smart_log = Command::get_log_page(log_page::SMART, 128, page.dma_address());
     // Report temperature events (SMART critical warning bit 1).
-    admin.submit(dev, &set(FID_ASYNC_EVENT_CONFIG, 1 << 1), ADMIN_TIMEOUT)?;
+    admin.submit(dev, &set(feature::ASYNC_EVENT_CONFIG, 1 << 1), ADMIN_TIMEOUT)?;
     for _ in 0..late {
         let before = admin.reaped();
         match admin.submit(dev, &aer, Delta::ZERO) {
@@ -80,7 +62,7 @@ pub(crate) fn answered_late(
                 return Err(EPROTO);
             }
         }
-        admin.submit(dev, &set(FID_TEMPERATURE_THRESHOLD, 0), ADMIN_TIMEOUT)?;
+        admin.submit(dev, &set(feature::TEMPERATURE_THRESHOLD, 0), ADMIN_TIMEOUT)?;
         // Both answers: the Set Features and the abandoned request's.
         read_poll_timeout(
             || Ok(admin.reaped()),
@@ -89,7 +71,7 @@ pub(crate) fn answered_late(
             ADMIN_TIMEOUT,
         )?;
         admin.submit(dev, &smart_log, ADMIN_TIMEOUT)?;
-        admin.submit(dev, &set(FID_TEMPERATURE_THRESHOLD, 0xffff), ADMIN_TIMEOUT)?;
+        admin.submit(dev, &set(feature::TEMPERATURE_THRESHOLD, 0xffff), ADMIN_TIMEOUT)?;
     }
     dev_info!(
         pdev,

@@ -19,64 +19,25 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        CNS_CONTROLLER,
-        CNS_NAMESPACE, //
-    },
-    controller,
-    identify::{
-        ascii,
-        IdCtrl,
-        IdNs,
-        IDENTIFY_SIZE, //
+    nvme::{
+        controller,
+        cap::Cap,
+        command::{
+            cns,
+            Command, //
+        },
+        identify::{
+            ascii,
+            IdCtrl,
+            IdNs,
+            IDENTIFY_SIZE, //
+        }, //
     },
     queue::Queue,
     registers::Registers,
-    regs,
-    spec::Cap,
     ADMIN_DEPTH,
     ADMIN_TIMEOUT, //
 };
-
-/// Admin opcode: Asynchronous Event Request. The controller holds it until
-/// an event occurs, which may be never.
-const OPC_ASYNC_EVENT_REQUEST: u8 = 0x0c;
-
-/// Logs what the controller says about itself (the test compares these
-/// lines with the registers as user space sees them).
-pub(crate) fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
-    dev_info!(
-        pdev,
-        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
-        vs.mjr().get(),
-        vs.mnr().get(),
-        vs.ter().get(),
-        pdev.vendor_id().as_raw(),
-        pdev.device_id()
-    );
-    dev_info!(
-        pdev,
-        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
-        cap.mqes,
-        cap.max_queue_entries(),
-        cap.cqr,
-        cap.dstrd,
-        cap.doorbell_stride()
-    );
-    dev_info!(
-        pdev,
-        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
-        cap.to,
-        cap.timeout_ms(),
-        cap.css,
-        cap.supports_nvm(),
-        cap.mpsmin,
-        cap.min_page_size(),
-        cap.mpsmax,
-        cap.max_page_size()
-    );
-}
 
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
@@ -86,7 +47,7 @@ fn identify(
     admin: &Queue,
     page: &Coherent<[u8]>,
 ) -> Result<IdCtrl> {
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     // SAFETY: The controller wrote the page before it posted the completion
     // the handler reaped, and no other command refers to the page: nothing
@@ -117,7 +78,7 @@ fn identify(
     );
 
     if id.nn >= 1 {
-        let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
+        let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
         admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
         // SAFETY: As above, for the second command's completion.
         let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
@@ -147,7 +108,7 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &Queue, page: &Coherent<[
         dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
         return Err(EINVAL);
     }
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     for _ in 0..repeat {
         admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     }
@@ -228,10 +189,7 @@ fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result {
     if ms == 0 {
         return Ok(());
     }
-    let aer = Command {
-        opcode: OPC_ASYNC_EVENT_REQUEST,
-        ..Command::default()
-    };
+    let aer = Command::async_event_request();
     match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
         Err(e) if e == ETIMEDOUT => {
             dev_info!(

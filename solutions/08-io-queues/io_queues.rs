@@ -17,15 +17,20 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        CNS_NAMESPACE, //
-    },
-    identify::{
-        IdNs,
-        IDENTIFY_SIZE, //
-    },
     irq_handler::QueueIrq,
+    nvme::{
+        command::{
+            admin_opc,
+            cns,
+            feature,
+            nvm_opc,
+            Command, //
+        },
+        identify::{
+            IdNs,
+            IDENTIFY_SIZE, //
+        }, //
+    },
     queue::Queue,
     registers::Registers,
     ADMIN_TIMEOUT, //
@@ -33,20 +38,6 @@ use crate::{
 
 /// Entries in each I/O queue.
 pub(crate) const IO_DEPTH: u16 = 32;
-
-// ANCHOR: opcodes
-/// Admin opcodes for I/O queues (NVMe 1.4, 5.4-5.7) and features.
-const OPC_DELETE_IO_SQ: u8 = 0x00;
-const OPC_CREATE_IO_SQ: u8 = 0x01;
-const OPC_DELETE_IO_CQ: u8 = 0x04;
-const OPC_CREATE_IO_CQ: u8 = 0x05;
-const OPC_SET_FEATURES: u8 = 0x09;
-/// Feature: Number of Queues.
-const FID_NUMBER_OF_QUEUES: u32 = 0x07;
-/// NVM command set opcodes.
-const OPC_WRITE: u8 = 0x01;
-const OPC_READ: u8 = 0x02;
-// ANCHOR_END: opcodes
 
 /// The pattern the VM runner writes into the first MiB of every namespace
 /// before boot: 512-byte block `b` holds "rkw-lba-%08d" (b), 32 times.
@@ -67,8 +58,8 @@ pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16
     // Both counts are 0's based: SQs in bits 15:0, CQs in bits 31:16.
     let n = u32::from(wanted.checked_sub(1).ok_or(EINVAL)?);
     let cmd = Command {
-        opcode: OPC_SET_FEATURES,
-        cdw: [FID_NUMBER_OF_QUEUES, (n << 16) | n, 0, 0, 0, 0],
+        opcode: admin_opc::SET_FEATURES,
+        cdw: [feature::NUMBER_OF_QUEUES, (n << 16) | n, 0, 0, 0, 0],
         ..Command::default()
     };
     let cqe = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
@@ -109,7 +100,7 @@ pub(crate) fn create(
         // Queue size (0's based) in 31:16, queue ID in 15:0.
         let size_qid = (u32::from(IO_DEPTH - 1) << 16) | u32::from(qid);
         let create_cq = Command {
-            opcode: OPC_CREATE_IO_CQ,
+            opcode: admin_opc::CREATE_IO_CQ,
             prp1: queue.cq_address(),
             // Interrupt vector in 31:16, interrupts enabled (bit 1),
             // physically contiguous (bit 0).
@@ -118,7 +109,7 @@ pub(crate) fn create(
         };
         admin.submit(pdev.as_ref(), &create_cq, ADMIN_TIMEOUT)?;
         let create_sq = Command {
-            opcode: OPC_CREATE_IO_SQ,
+            opcode: admin_opc::CREATE_IO_SQ,
             prp1: queue.sq_address(),
             // Its completion queue in 31:16, physically contiguous (bit 0).
             cdw: [size_qid, (u32::from(qid) << 16) | 0b1, 0, 0, 0, 0],
@@ -137,7 +128,7 @@ pub(crate) fn create(
 pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]) -> Result<usize> {
     for q in io.iter().rev() {
         let qid = u32::from(q.queue.qid());
-        for opcode in [OPC_DELETE_IO_SQ, OPC_DELETE_IO_CQ] {
+        for opcode in [admin_opc::DELETE_IO_SQ, admin_opc::DELETE_IO_CQ] {
             let cmd = Command {
                 opcode,
                 cdw: [qid, 0, 0, 0, 0, 0],
@@ -233,7 +224,7 @@ fn exercise_with(
 ) -> Result {
     admin.submit(
         pdev.as_ref(),
-        &Command::identify(CNS_NAMESPACE, 1, page.dma_address()),
+        &Command::identify(cns::NAMESPACE, 1, page.dma_address()),
         ADMIN_TIMEOUT,
     )?;
     // SAFETY: The controller wrote the page before the completion the
@@ -259,7 +250,7 @@ fn exercise_with(
             let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
             q.queue.submit(
                 pdev.as_ref(),
-                &rw(OPC_READ, lba, page.dma_address()),
+                &rw(nvm_opc::READ, lba, page.dma_address()),
                 ADMIN_TIMEOUT,
             )?;
             // SAFETY: As above, for this Read's completion.
@@ -287,14 +278,14 @@ fn exercise_with(
         data[..block].fill(b'a' + (qid % 26) as u8);
         q.queue.submit(
             pdev.as_ref(),
-            &rw(OPC_WRITE, lba, page.dma_address()),
+            &rw(nvm_opc::WRITE, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
         // SAFETY: The Write has completed: nothing refers to the page.
         unsafe { page.as_mut() }.fill(0);
         q.queue.submit(
             pdev.as_ref(),
-            &rw(OPC_READ, lba, page.dma_address()),
+            &rw(nvm_opc::READ, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
         // SAFETY: The Read has completed, as above.

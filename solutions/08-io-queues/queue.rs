@@ -41,16 +41,18 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        phase_of,
-        Command,
-        Completion, //
+    nvme::{
+        command::{
+            phase_of,
+            Command,
+            Completion, //
+        },
+        ring::{
+            CqRing,
+            SqRing, //
+        }, //
     },
-    registers::Registers,
-    ring::{
-        CqRing,
-        SqRing, //
-    }, //
+    registers::Registers, //
 };
 
 // ANCHOR: slot

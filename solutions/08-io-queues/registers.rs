@@ -18,14 +18,14 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
+use crate::nvme::{
+    cap::Cap,
     regs::{
+        Bar0,
         BAR0_SIZE,
         CC,
         CSTS, //
-    },
-    spec::Cap,
-    Bar0, //
+    }, //
 };
 
 // ANCHOR: registers

@@ -37,34 +37,35 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        Completion,
-        CNS_NAMESPACE, //
-    },
-    identify::{
-        IdCtrl,
-        IdNs,
-        IDENTIFY_SIZE, //
-    },
-    io_command::{
-        flush,
-        io_error,
-        next_chunk,
-        read_write,
-        IoError,
-        OPC_FLUSH,
-        OPC_READ,
-        OPC_WRITE, //
-    },
     io_queues::{
         IoQueue,
         IO_DEPTH, //
     },
-    prp,
+    nvme::{
+        cap::Cap,
+        command::{
+            cns,
+            feature,
+            nvm_opc,
+            Command,
+            Completion, //
+        },
+        identify::{
+            IdCtrl,
+            IdNs,
+            IDENTIFY_SIZE, //
+        },
+        io_command::{
+            flush,
+            io_error,
+            next_chunk,
+            read_write,
+            IoError, //
+        },
+        prp, //
+    },
     queue::Queue,
     request,
-    spec::Cap,
     ADMIN_TIMEOUT, //
 };
 
@@ -135,7 +136,7 @@ impl InFlight {
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
     fn next_command(&mut self) -> Result<Option<Command>> {
-        if self.opcode == OPC_FLUSH {
+        if self.opcode == nvm_opc::FLUSH {
             return Ok(if self.done == 0 && self.piece == 0 {
                 self.piece = 1;
                 Some(flush(NSID))
@@ -205,7 +206,7 @@ impl InFlight {
 
     /// For a Read: the data, from the bounce buffer to the request's pages.
     fn copy_out(&self) -> Result {
-        if self.opcode != OPC_READ {
+        if self.opcode != nvm_opc::READ {
             return Ok(());
         }
         let data = &self.bounce.data;
@@ -249,9 +250,9 @@ impl Disk {
         let tag = request::tag(&rq)?;
         let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.clone();
         let opcode = match request::op(&rq) {
-            bindings::req_op_REQ_OP_READ => OPC_READ,
-            bindings::req_op_REQ_OP_WRITE => OPC_WRITE,
-            bindings::req_op_REQ_OP_FLUSH => OPC_FLUSH,
+            bindings::req_op_REQ_OP_READ => nvm_opc::READ,
+            bindings::req_op_REQ_OP_WRITE => nvm_opc::WRITE,
+            bindings::req_op_REQ_OP_FLUSH => nvm_opc::FLUSH,
             _ => return Err(EOPNOTSUPP),
         };
         let len = request::bytes(&rq);
@@ -259,7 +260,7 @@ impl Disk {
             pr_err!("a {}-byte request does not fit the bounce buffer\n", len);
             return Err(EIO);
         }
-        if opcode == OPC_WRITE {
+        if opcode == nvm_opc::WRITE {
             // SAFETY: The tag's buffer is this request's: the previous
             // request of the tag has ended, and this one's command is not
             // submitted yet.
@@ -447,10 +448,6 @@ pub(crate) fn create(
 // ANCHOR_END: create
 
 // ANCHOR: write_through
-/// Admin opcode Set Features, and its feature Volatile Write Cache.
-const OPC_SET_FEATURES: u8 = 0x09;
-const FID_VOLATILE_WRITE_CACHE: u32 = 0x06;
-
 /// Turns the controller's volatile write cache off, if it has one.
 ///
 /// 7.3's `GenDiskBuilder` cannot tell the block layer that the disk caches
@@ -458,12 +455,7 @@ const FID_VOLATILE_WRITE_CACHE: u32 = 0x06;
 /// and drops FUA: `fsync` would return while the data sits in a cache a
 /// power cut loses. Write-through, a completed Write is on the media.
 fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
-    let cmd = Command {
-        opcode: OPC_SET_FEATURES,
-        // CDW10: the feature; CDW11 bit 0: Volatile Write Cache Enable.
-        cdw: [FID_VOLATILE_WRITE_CACHE, 0, 0, 0, 0, 0],
-        ..Command::default()
-    };
+    let cmd = Command::set_features(feature::VOLATILE_WRITE_CACHE, 0);
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         Ok(_) => dev_info!(
             pdev,
@@ -478,7 +470,7 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
 /// Identify Namespace 1.
 fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let cmd = Command::identify(CNS_NAMESPACE, NSID, page.dma_address());
+    let cmd = Command::identify(cns::NAMESPACE, NSID, page.dma_address());
     if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         // A command that timed out may still write the page: stop the
         // controller before the page is freed.

@@ -46,17 +46,19 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        phase_of,
-        Command,
-        Completion, //
-    },
     disk::InFlight,
-    registers::Registers,
-    ring::{
-        CqRing,
-        SqRing, //
-    }, //
+    nvme::{
+        command::{
+            phase_of,
+            Command,
+            Completion, //
+        },
+        ring::{
+            CqRing,
+            SqRing, //
+        }, //
+    },
+    registers::Registers, //
 };
 
 // ANCHOR: slot

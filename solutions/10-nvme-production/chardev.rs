@@ -41,8 +41,11 @@ use kernel::{
 };
 
 use crate::{
-    command::Command,
     disk,
+    nvme::{
+        command::Command,
+        prp, //
+    },
     passthru::{
         self,
         Direction,
@@ -50,7 +53,6 @@ use crate::{
         Target,
         NVME_IOCTL_ID, //
     },
-    prp,
     queue::Queue,
     ADMIN_TIMEOUT, //
 };

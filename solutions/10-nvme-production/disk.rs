@@ -41,39 +41,39 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        Completion,
-        CNS_CONTROLLER,
-        CNS_NAMESPACE, //
-    },
     dma_map::{
         Mapping,
         MAX_PIECES, //
-    },
-    identify::{
-        IdCtrl,
-        IdNs,
-        IDENTIFY_SIZE, //
-    },
-    io_command::{
-        flush,
-        io_error,
-        next_chunk,
-        read_write,
-        IoError,
-        OPC_FLUSH,
-        OPC_READ,
-        OPC_WRITE, //
     },
     io_queues::{
         IoQueue,
         IO_DEPTH, //
     },
-    prp,
+    nvme::{
+        cap::Cap,
+        command::{
+            cns,
+            feature,
+            nvm_opc,
+            Command,
+            Completion, //
+        },
+        identify::{
+            IdCtrl,
+            IdNs,
+            IDENTIFY_SIZE, //
+        },
+        io_command::{
+            flush,
+            io_error,
+            next_chunk,
+            read_write,
+            IoError, //
+        },
+        prp, //
+    },
     queue::Queue,
     request,
-    spec::Cap,
     ADMIN_TIMEOUT, //
 };
 
@@ -157,7 +157,7 @@ impl InFlight {
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
     fn next_command(&mut self) -> Result<Option<Command>> {
-        if self.opcode == OPC_FLUSH {
+        if self.opcode == nvm_opc::FLUSH {
             return Ok(if self.done == 0 && self.piece == 0 {
                 self.piece = 1;
                 Some(flush(NSID))
@@ -230,7 +230,7 @@ impl InFlight {
 
     /// For a Read: the data, from the bounce buffer to the request's pages.
     fn copy_out(&self) -> Result {
-        if self.opcode != OPC_READ || self.mapping.is_some() {
+        if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
         let data = &self.bounce.data;
@@ -296,9 +296,9 @@ impl Disk {
         let tag = request::tag(&rq)?;
         let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.clone();
         let opcode = match request::op(&rq) {
-            bindings::req_op_REQ_OP_READ => OPC_READ,
-            bindings::req_op_REQ_OP_WRITE => OPC_WRITE,
-            bindings::req_op_REQ_OP_FLUSH => OPC_FLUSH,
+            bindings::req_op_REQ_OP_READ => nvm_opc::READ,
+            bindings::req_op_REQ_OP_WRITE => nvm_opc::WRITE,
+            bindings::req_op_REQ_OP_FLUSH => nvm_opc::FLUSH,
             _ => return Err(EOPNOTSUPP),
         };
         let len = request::bytes(&rq);
@@ -310,8 +310,8 @@ impl Disk {
         // ANCHOR: zero_copy
         // Zero copy when one command can carry it all and PRPs can describe
         // its pages.
-        let mapping = if self.zero_copy && opcode != OPC_FLUSH && len <= self.max_piece {
-            Mapping::map(&self.dev, &rq, opcode == OPC_WRITE, self.sgl)
+        let mapping = if self.zero_copy && opcode != nvm_opc::FLUSH && len <= self.max_piece {
+            Mapping::map(&self.dev, &rq, opcode == nvm_opc::WRITE, self.sgl)
         } else {
             None
         };
@@ -352,7 +352,7 @@ impl Disk {
         }
         // ANCHOR_END: zero_copy
         self.bounced.fetch_add(1, Relaxed);
-        if opcode == OPC_WRITE {
+        if opcode == nvm_opc::WRITE {
             // SAFETY: The tag's buffer is this request's: the previous
             // request of the tag has ended, and this one's command is not
             // submitted yet.
@@ -518,7 +518,7 @@ pub(crate) fn create(
             max_piece,
             dev: DevRef::from(pdev.as_ref()),
             zero_copy: crate::module_parameters::zero_copy.value() != 0,
-            sgl: crate::module_parameters::sgl.value() != 0 && supports_sgl(pdev, admin),
+            sgl: crate::module_parameters::sgl.value() != 0 && supports_sgl(pdev, id),
             mapped: Atomic::new(0),
             with_sgl: Atomic::new(0),
             bounced: Atomic::new(0),
@@ -558,10 +558,6 @@ pub(crate) fn create(
 // ANCHOR_END: create
 
 // ANCHOR: write_through
-/// Admin opcode Set Features, and its feature Volatile Write Cache.
-const OPC_SET_FEATURES: u8 = 0x09;
-const FID_VOLATILE_WRITE_CACHE: u32 = 0x06;
-
 /// Turns the controller's volatile write cache off, if it has one.
 ///
 /// 7.3's `GenDiskBuilder` cannot tell the block layer that the disk caches
@@ -569,12 +565,7 @@ const FID_VOLATILE_WRITE_CACHE: u32 = 0x06;
 /// and drops FUA: `fsync` would return while the data sits in a cache a
 /// power cut loses. Write-through, a completed Write is on the media.
 fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
-    let cmd = Command {
-        opcode: OPC_SET_FEATURES,
-        // CDW10: the feature; CDW11 bit 0: Volatile Write Cache Enable.
-        cdw: [FID_VOLATILE_WRITE_CACHE, 0, 0, 0, 0, 0],
-        ..Command::default()
-    };
+    let cmd = Command::set_features(feature::VOLATILE_WRITE_CACHE, 0);
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         Ok(_) => dev_info!(
             pdev,
@@ -587,24 +578,10 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
 // ANCHOR_END: write_through
 
 // ANCHOR: supports_sgl
-/// Whether the controller takes SGLs for NVM commands: Identify Controller's
-/// SGLS field (bytes 539:536), bits 1:0 not 00.
-fn supports_sgl(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> bool {
-    const SGLS: usize = 536;
-    let Ok(page) = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL) else {
-        return false;
-    };
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
-    if admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT).is_err() {
-        // A command that timed out may still write the page.
-        let _ = admin.disable_controller();
-        return false;
-    }
-    // SAFETY: The controller wrote the page before its completion came, and
-    // no other command refers to it.
-    let page = unsafe { page.as_ref() };
-    let sgls = page.get(SGLS).copied().unwrap_or(0);
-    let supported = sgls & 0b11 != 0;
+/// Whether the controller takes SGLs for NVM commands (Identify
+/// Controller's SGLS), said in the log for the test.
+fn supports_sgl(pdev: &pci::Device<Core<'_>>, id: &IdCtrl) -> bool {
+    let supported = id.supports_sgl();
     let says = if supported {
         "takes SGLs"
     } else {
@@ -618,7 +595,7 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> bool {
 /// Identify Namespace 1 (the nvme-cli nodes ask it too).
 pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let cmd = Command::identify(CNS_NAMESPACE, NSID, page.dma_address());
+    let cmd = Command::identify(cns::NAMESPACE, NSID, page.dma_address());
     if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         // A command that timed out may still write the page: stop the
         // controller before the page is freed.

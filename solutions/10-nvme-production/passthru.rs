@@ -4,7 +4,7 @@
 //! (`include/uapi/linux/nvme_ioctl.h`), and the rules a command from user
 //! space must follow before the driver lets it reach the controller.
 //!
-//! `core` only: the host tests feed `parse` and `check` every malformed
+//! `core` only (and the NVMe library's opcodes): the host tests feed `parse` and `check` every malformed
 //! command they can think of. The kernel side (`chardev.rs`) copies the
 //! bytes in and the result out.
 #![forbid(unsafe_code)]
@@ -12,6 +12,11 @@
 use core::mem::{
     offset_of,
     size_of, //
+};
+
+use crate::nvme::command::{
+    admin_opc,
+    nvm_opc, //
 };
 
 // ANCHOR: layout
@@ -213,22 +218,6 @@ pub(crate) enum Refused {
     DriverOwned,
 }
 
-// Admin opcodes (NVMe 1.4, figure 139).
-const ADMIN_DELETE_IO_SQ: u8 = 0x00;
-const ADMIN_CREATE_IO_SQ: u8 = 0x01;
-const ADMIN_GET_LOG_PAGE: u8 = 0x02;
-const ADMIN_DELETE_IO_CQ: u8 = 0x04;
-const ADMIN_CREATE_IO_CQ: u8 = 0x05;
-const ADMIN_IDENTIFY: u8 = 0x06;
-const ADMIN_ABORT: u8 = 0x08;
-const ADMIN_SET_FEATURES: u8 = 0x09;
-const ADMIN_GET_FEATURES: u8 = 0x0a;
-const ADMIN_DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
-// NVM opcodes (figure 346).
-const IO_WRITE: u8 = 0x01;
-const IO_READ: u8 = 0x02;
-const IO_DSM: u8 = 0x09;
-
 // ANCHOR: check
 /// Checks a passthrough command for a buffer of at most `max_len` bytes and
 /// a namespace of `block_size`-byte blocks, and says which way its data
@@ -263,12 +252,12 @@ pub(crate) fn check(
     if target == Target::Admin
         && matches!(
             c.opcode,
-            ADMIN_DELETE_IO_SQ
-                | ADMIN_CREATE_IO_SQ
-                | ADMIN_DELETE_IO_CQ
-                | ADMIN_CREATE_IO_CQ
-                | ADMIN_ABORT
-                | ADMIN_DOORBELL_BUFFER_CONFIG
+            admin_opc::DELETE_IO_SQ
+                | admin_opc::CREATE_IO_SQ
+                | admin_opc::DELETE_IO_CQ
+                | admin_opc::CREATE_IO_CQ
+                | admin_opc::ABORT
+                | admin_opc::DOORBELL_BUFFER_CONFIG
         )
     {
         return Err(Refused::DriverOwned);
@@ -287,7 +276,7 @@ pub(crate) fn check(
     // at most a 4 KiB page, still lands in the buffer the driver describes,
     // which must hold that page.)
     let optional = target == Target::Admin
-        && matches!(c.opcode, ADMIN_GET_FEATURES | ADMIN_SET_FEATURES)
+        && matches!(c.opcode, admin_opc::GET_FEATURES | admin_opc::SET_FEATURES)
         && max_len >= 4096;
     if direction == Direction::None || (optional && c.data_len == 0) {
         return if c.data_len == 0 {
@@ -302,16 +291,16 @@ pub(crate) fn check(
     // What the command itself says it transfers, and whether that must be
     // exactly `data_len` or only fit in it.
     let (transfer, exact): (u64, bool) = match (target, c.opcode) {
-        (Target::Io, IO_READ | IO_WRITE) => (
+        (Target::Io, nvm_opc::READ | nvm_opc::WRITE) => (
             (u64::from(c.cdw[2] & 0xffff) + 1) * u64::from(block_size),
             true,
         ),
-        (Target::Io, IO_DSM) => ((u64::from(c.cdw[0] & 0xff) + 1) * 16, true),
-        (Target::Admin, ADMIN_GET_LOG_PAGE) => {
+        (Target::Io, nvm_opc::DATASET_MANAGEMENT) => ((u64::from(c.cdw[0] & 0xff) + 1) * 16, true),
+        (Target::Admin, admin_opc::GET_LOG_PAGE) => {
             let numd = u64::from(c.cdw[0] >> 16) | (u64::from(c.cdw[1] & 0xffff) << 16);
             ((numd + 1) * 4, true)
         }
-        (Target::Admin, ADMIN_IDENTIFY | ADMIN_GET_FEATURES | ADMIN_SET_FEATURES) => (4096, false),
+        (Target::Admin, admin_opc::IDENTIFY | admin_opc::GET_FEATURES | admin_opc::SET_FEATURES) => (4096, false),
         _ => return Err(Refused::Invalid),
     };
     let fits = if exact {

@@ -57,18 +57,20 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        phase_of,
-        Command,
-        Completion,
-        Status, //
-    },
     disk::InFlight,
-    registers::Registers,
-    ring::{
-        CqRing,
-        SqRing, //
-    }, //
+    nvme::{
+        command::{
+            phase_of,
+            Command,
+            Completion,
+            Status, //
+        },
+        ring::{
+            CqRing,
+            SqRing, //
+        }, //
+    },
+    registers::Registers, //
 };
 
 // ANCHOR: slot

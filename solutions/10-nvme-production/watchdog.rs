@@ -34,13 +34,11 @@ use kernel::{
 };
 
 use crate::{
-    command::Command,
+    nvme::command::Command,
     owned_queue::OwnedQueue,
     queue::Queue, //
 };
 
-/// Admin opcode Abort (NVMe 1.4, 5.1).
-const OPC_ABORT: u8 = 0x08;
 /// How long the watchdog waits for the answer to an Abort.
 const ABORT_TIMEOUT: Delta = Delta::from_secs(1);
 
@@ -173,12 +171,7 @@ impl Watched {
                 cid,
                 age.as_millis()
             );
-            let abort = Command {
-                opcode: OPC_ABORT,
-                // Submission queue in 15:0, command identifier in 31:16.
-                cdw: [(u32::from(cid) << 16) | u32::from(qid), 0, 0, 0, 0, 0],
-                ..Command::default()
-            };
+            let abort = Command::abort(qid, cid);
             match self.admin.submit(&self.dev, &abort, ABORT_TIMEOUT) {
                 // Result bit 0 clear: the command was aborted, and its
                 // completion (with an error) comes on its own queue.

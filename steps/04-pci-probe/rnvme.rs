@@ -14,12 +14,18 @@ use kernel::{
     prelude::*, //
 };
 
-#[path = "../../solutions/04-pci-probe/regs.rs"]
-mod regs;
-mod spec;
+// The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
+mod nvme;
 
-use regs::BAR0_SIZE;
-use spec::Cap;
+use nvme::{
+    cap::Cap,
+    regs::{
+        self,
+        log_identity,
+        Bar0,
+        BAR0_SIZE, //
+    }, //
+};
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -28,9 +34,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// BAR0, mapped for as long as the driver is bound.
-type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -67,7 +70,7 @@ impl pci::Driver for RNvmeDriver {
         //   `Ok(RNvme { pdev, bar, cap })`.
         // Tests: "rnvme is bound to the NVMe controller ..." and, as the stage
         // stops there while probe fails, every check after it.
-        let _ = (pdev, log_identity);
+        let _ = (pdev, log_identity, BAR0_SIZE);
         Err::<RNvme<'b>, _>(ENOSYS)
     }
     // ANCHOR_END: probe
@@ -79,41 +82,6 @@ impl pci::Driver for RNvmeDriver {
         dev_info!(this.pdev, "unbinding (MQES was {})\n", this.cap.mqes);
     }
     // ANCHOR_END: unbind
-}
-
-/// Logs what the controller says about itself (the test compares these
-/// lines with the registers as user space sees them).
-fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
-    dev_info!(
-        pdev,
-        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
-        vs.mjr().get(),
-        vs.mnr().get(),
-        vs.ter().get(),
-        pdev.vendor_id().as_raw(),
-        pdev.device_id()
-    );
-    dev_info!(
-        pdev,
-        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
-        cap.mqes,
-        cap.max_queue_entries(),
-        cap.cqr,
-        cap.dstrd,
-        cap.doorbell_stride()
-    );
-    dev_info!(
-        pdev,
-        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
-        cap.to,
-        cap.timeout_ms(),
-        cap.css,
-        cap.supports_nvm(),
-        cap.mpsmin,
-        cap.min_page_size(),
-        cap.mpsmax,
-        cap.max_page_size()
-    );
 }
 
 impl Drop for RNvme<'_> {

@@ -13,15 +13,15 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
+use super::{
+    cap::Cap,
     regs::{
         self,
+        Bar0,
         AQA,
         CC,
         CSTS, //
-    },
-    spec::Cap,
-    Bar0, //
+    }, //
 };
 
 // ANCHOR: wait

@@ -19,17 +19,20 @@ use kernel::{
     prelude::*, //
 };
 
-// Stage 04's file, unchanged: CAP.
-#[path = "../../solutions/04-pci-probe/spec.rs"]
-mod spec;
-// Stage 04's registers, changed: CC, CSTS, AQA, ASQ and ACQ.
-#[path = "../../solutions/05-nvme-reset/regs.rs"]
-mod regs;
-// New in stage 05: the controller reset.
-mod controller;
+// The NVMe library, as far as this stage uses it: `nvme.rs` lists its
+// files. New in stage 05: the controller reset, `controller.rs`.
+mod nvme;
 
-use regs::BAR0_SIZE;
-use spec::Cap;
+use nvme::{
+    cap::Cap,
+    controller,
+    regs::{
+        self,
+        log_identity,
+        Bar0,
+        BAR0_SIZE, //
+    }, //
+};
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -38,9 +41,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// BAR0, mapped for as long as the driver is bound.
-pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
 
 /// Entries in each admin queue.
 const ADMIN_DEPTH: u16 = 32;
@@ -165,41 +165,6 @@ impl pci::Driver for RNvmeDriver {
         }
     }
     // ANCHOR_END: unbind
-}
-
-/// Logs what the controller says about itself (the test compares these
-/// lines with the registers as user space sees them).
-fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
-    dev_info!(
-        pdev,
-        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
-        vs.mjr().get(),
-        vs.mnr().get(),
-        vs.ter().get(),
-        pdev.vendor_id().as_raw(),
-        pdev.device_id()
-    );
-    dev_info!(
-        pdev,
-        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
-        cap.mqes,
-        cap.max_queue_entries(),
-        cap.cqr,
-        cap.dstrd,
-        cap.doorbell_stride()
-    );
-    dev_info!(
-        pdev,
-        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
-        cap.to,
-        cap.timeout_ms(),
-        cap.css,
-        cap.supports_nvm(),
-        cap.mpsmin,
-        cap.min_page_size(),
-        cap.mpsmax,
-        cap.max_page_size()
-    );
 }
 
 impl Drop for RNvme<'_> {

@@ -20,37 +20,33 @@ use kernel::{
     types::ScopeGuard, //
 };
 
-// Stage 05's files, unchanged: the controller reset, the registers.
-#[path = "../../solutions/05-nvme-reset/controller.rs"]
-mod controller;
-#[path = "../../solutions/05-nvme-reset/regs.rs"]
-mod regs;
-// Stage 04's CAP decoding, changed: the doorbell offsets.
-#[path = "../../solutions/06-admin-queue/spec.rs"]
-mod spec;
+// The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
+mod nvme;
 // New in stage 06: the command layouts, Identify parsing, the queue pair
 // and its ring arithmetic.
-#[path = "../../solutions/06-admin-queue/command.rs"]
-mod command;
-#[path = "../../solutions/06-admin-queue/identify.rs"]
-mod identify;
 mod queue;
-mod ring;
 
-use command::{
-    Command,
-    CNS_CONTROLLER,
-    CNS_NAMESPACE, //
-};
-use identify::{
-    ascii,
-    IdCtrl,
-    IdNs,
-    IDENTIFY_SIZE, //
+use nvme::{
+    cap::Cap,
+    controller,
+    command::{
+        cns,
+        Command, //
+    },
+    identify::{
+        ascii,
+        IdCtrl,
+        IdNs,
+        IDENTIFY_SIZE, //
+    },
+    regs::{
+        self,
+        log_identity,
+        Bar0,
+        BAR0_SIZE, //
+    }, //
 };
 use queue::QueuePair;
-use regs::BAR0_SIZE;
-use spec::Cap;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -59,9 +55,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// BAR0, mapped for as long as the driver is bound.
-pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
 
 /// Entries in each admin queue.
 const ADMIN_DEPTH: u16 = 32;
@@ -192,41 +185,6 @@ impl pci::Driver for RNvmeDriver {
     // ANCHOR_END: unbind
 }
 
-/// Logs what the controller says about itself (the test compares these
-/// lines with the registers as user space sees them).
-fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
-    dev_info!(
-        pdev,
-        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
-        vs.mjr().get(),
-        vs.mnr().get(),
-        vs.ter().get(),
-        pdev.vendor_id().as_raw(),
-        pdev.device_id()
-    );
-    dev_info!(
-        pdev,
-        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
-        cap.mqes,
-        cap.max_queue_entries(),
-        cap.cqr,
-        cap.dstrd,
-        cap.doorbell_stride()
-    );
-    dev_info!(
-        pdev,
-        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
-        cap.to,
-        cap.timeout_ms(),
-        cap.css,
-        cap.supports_nvm(),
-        cap.mpsmin,
-        cap.min_page_size(),
-        cap.mpsmax,
-        cap.max_page_size()
-    );
-}
-
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
 fn identify(
@@ -236,7 +194,7 @@ fn identify(
     admin: &mut QueuePair,
     page: &Coherent<[u8]>,
 ) -> Result<IdCtrl> {
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
     // SAFETY: The controller wrote the page before it posted the completion
     // `submit_sync` reaped, and no other command refers to the page: nothing
@@ -267,7 +225,7 @@ fn identify(
     );
 
     if id.nn >= 1 {
-        let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
+        let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
         admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
         // SAFETY: As above, for the second command's completion.
         let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
@@ -302,7 +260,7 @@ fn identify_again(
         dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
         return Err(EINVAL);
     }
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     for _ in 0..repeat {
         admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
     }

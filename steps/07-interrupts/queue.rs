@@ -41,13 +41,15 @@ use kernel::{
     }, //
 };
 
-use crate::{
+use crate::nvme::{
+    cap::Cap,
     command::{
         phase_of,
         Command,
         Completion, //
     },
     regs::{
+        Bar0,
         BAR0_SIZE,
         CC,
         CSTS, //
@@ -55,9 +57,7 @@ use crate::{
     ring::{
         CqRing,
         SqRing, //
-    },
-    spec::Cap,
-    Bar0, //
+    }, //
 };
 
 // ANCHOR: slot

@@ -32,21 +32,8 @@ use kernel::{
     time::Delta, //
 };
 
-// Stage 05's files, unchanged: the controller reset, the registers.
-#[path = "../../solutions/05-nvme-reset/controller.rs"]
-mod controller;
-#[path = "../../solutions/05-nvme-reset/regs.rs"]
-mod regs;
-// Stage 06's files, unchanged: the command layouts, Identify parsing, the
-// ring arithmetic, CAP.
-#[path = "../../solutions/06-admin-queue/command.rs"]
-mod command;
-#[path = "../../solutions/06-admin-queue/identify.rs"]
-mod identify;
-#[path = "../../solutions/06-admin-queue/ring.rs"]
-mod ring;
-#[path = "../../solutions/06-admin-queue/spec.rs"]
-mod spec;
+// The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
+mod nvme;
 // New in stage 07: the handler, and the admin queue it shares.
 #[path = "../../solutions/07-interrupts/irq_handler.rs"]
 mod irq_handler;
@@ -54,21 +41,28 @@ mod irq_handler;
 mod late_answers;
 mod queue;
 
-use command::{
-    Command,
-    CNS_CONTROLLER,
-    CNS_NAMESPACE, //
-};
-use identify::{
-    ascii,
-    IdCtrl,
-    IdNs,
-    IDENTIFY_SIZE, //
+use nvme::{
+    cap::Cap,
+    controller,
+    command::{
+        cns,
+        Command, //
+    },
+    identify::{
+        ascii,
+        IdCtrl,
+        IdNs,
+        IDENTIFY_SIZE, //
+    },
+    regs::{
+        self,
+        log_identity,
+        Bar0,
+        BAR0_SIZE, //
+    }, //
 };
 use irq_handler::AdminIrq;
 use queue::AdminQueue;
-use regs::BAR0_SIZE;
-use spec::Cap;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -78,19 +72,12 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// BAR0, mapped for as long as the driver is bound.
-pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
-
 /// Entries in each admin queue.
 const ADMIN_DEPTH: u16 = 32;
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
 /// How long an admin command may take before its submitter gives up.
 const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
-/// Admin opcode: Asynchronous Event Request. The controller holds it until
-/// an event occurs, which may be never.
-const OPC_ASYNC_EVENT_REQUEST: u8 = 0x0c;
-
 // ANCHOR: data
 /// What the driver keeps per bound controller.
 ///
@@ -233,41 +220,6 @@ impl pci::Driver for RNvmeDriver {
     // ANCHOR_END: unbind
 }
 
-/// Logs what the controller says about itself (the test compares these
-/// lines with the registers as user space sees them).
-fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &regs::VS) {
-    dev_info!(
-        pdev,
-        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
-        vs.mjr().get(),
-        vs.mnr().get(),
-        vs.ter().get(),
-        pdev.vendor_id().as_raw(),
-        pdev.device_id()
-    );
-    dev_info!(
-        pdev,
-        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
-        cap.mqes,
-        cap.max_queue_entries(),
-        cap.cqr,
-        cap.dstrd,
-        cap.doorbell_stride()
-    );
-    dev_info!(
-        pdev,
-        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
-        cap.to,
-        cap.timeout_ms(),
-        cap.css,
-        cap.supports_nvm(),
-        cap.mpsmin,
-        cap.min_page_size(),
-        cap.mpsmax,
-        cap.max_page_size()
-    );
-}
-
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
 fn identify(
@@ -276,7 +228,7 @@ fn identify(
     admin: &AdminQueue,
     page: &Coherent<[u8]>,
 ) -> Result<IdCtrl> {
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     // SAFETY: The controller wrote the page before it posted the completion
     // the handler reaped, and no other command refers to the page: nothing
@@ -307,7 +259,7 @@ fn identify(
     );
 
     if id.nn >= 1 {
-        let cmd = Command::identify(CNS_NAMESPACE, 1, page.dma_address());
+        let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
         admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
         // SAFETY: As above, for the second command's completion.
         let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
@@ -341,7 +293,7 @@ fn identify_again(
         dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
         return Err(EINVAL);
     }
-    let cmd = Command::identify(CNS_CONTROLLER, 0, page.dma_address());
+    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     for _ in 0..repeat {
         admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
     }
@@ -425,10 +377,7 @@ fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Resu
     if ms == 0 {
         return Ok(());
     }
-    let aer = Command {
-        opcode: OPC_ASYNC_EVENT_REQUEST,
-        ..Command::default()
-    };
+    let aer = Command::async_event_request();
     match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
         Err(e) if e == ETIMEDOUT => {
             dev_info!(

@@ -17,15 +17,20 @@ use kernel::{
 };
 
 use crate::{
-    command::{
-        Command,
-        CNS_NAMESPACE, //
-    },
-    identify::{
-        IdNs,
-        IDENTIFY_SIZE, //
-    },
     irq_handler::QueueIrq,
+    nvme::{
+        command::{
+            admin_opc,
+            cns,
+            feature,
+            nvm_opc,
+            Command, //
+        },
+        identify::{
+            IdNs,
+            IDENTIFY_SIZE, //
+        }, //
+    },
     queue::Queue,
     registers::Registers,
     ADMIN_TIMEOUT, //
@@ -33,20 +38,6 @@ use crate::{
 
 /// Entries in each I/O queue.
 pub(crate) const IO_DEPTH: u16 = 32;
-
-// ANCHOR: opcodes
-/// Admin opcodes for I/O queues (NVMe 1.4, 5.4-5.7) and features.
-const OPC_DELETE_IO_SQ: u8 = 0x00;
-const OPC_CREATE_IO_SQ: u8 = 0x01;
-const OPC_DELETE_IO_CQ: u8 = 0x04;
-const OPC_CREATE_IO_CQ: u8 = 0x05;
-const OPC_SET_FEATURES: u8 = 0x09;
-/// Feature: Number of Queues.
-const FID_NUMBER_OF_QUEUES: u32 = 0x07;
-/// NVM command set opcodes.
-const OPC_WRITE: u8 = 0x01;
-const OPC_READ: u8 = 0x02;
-// ANCHOR_END: opcodes
 
 /// The pattern the VM runner writes into the first MiB of every namespace
 /// before boot: 512-byte block `b` holds "rkw-lba-%08d" (b), 32 times.
@@ -65,7 +56,7 @@ pub(crate) struct IoQueue {
 /// driver uses no more than it wanted.
 pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16) -> Result<u16> {
     // TODO (exercise 1): Ask for `wanted` I/O queue pairs with Set Features
-    // (`OPC_SET_FEATURES`), feature `FID_NUMBER_OF_QUEUES` in CDW10, and in
+    // (`admin_opc::SET_FEATURES`), feature `feature::NUMBER_OF_QUEUES` in CDW10, and in
     // CDW11 the number of SQs (bits 15:0) and of CQs (bits 31:16) wanted,
     // both 0's based (`wanted - 1`; 0 wanted is an EINVAL). Submit it on
     // `admin` with ADMIN_TIMEOUT. The completion's `result` (DW0) holds what
@@ -74,7 +65,7 @@ pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16
     // Tests: "NAME: N queue pairs granted, M created for C CPUs, V vectors" and
     // the checks after it, for rkw-q4, rkw-q1 and rkw-v2 (probe fails right
     // after Identify).
-    let _ = (pdev, admin, wanted, OPC_SET_FEATURES, FID_NUMBER_OF_QUEUES);
+    let _ = (pdev, admin, wanted, admin_opc::SET_FEATURES, feature::NUMBER_OF_QUEUES);
     Err(ENOSYS)
 }
 // ANCHOR_END: negotiate
@@ -106,11 +97,11 @@ pub(crate) fn create(
     // TODO (exercise 2): For each qid in 1..=count:
     // 1. `Queue::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
     // 2. its vector: `vector_of(qid, vectors)`;
-    // 3. Create I/O CQ (`OPC_CREATE_IO_CQ`): PRP1 = the queue's CQ address;
+    // 3. Create I/O CQ (`admin_opc::CREATE_IO_CQ`): PRP1 = the queue's CQ address;
     //    CDW10 = queue size, 0's based, in 31:16 and qid in 15:0; CDW11 =
     //    the vector in 31:16, interrupts enabled (bit 1), physically
     //    contiguous (bit 0);
-    // 4. then Create I/O SQ (`OPC_CREATE_IO_SQ`): PRP1 = the SQ address;
+    // 4. then Create I/O SQ (`admin_opc::CREATE_IO_SQ`): PRP1 = the SQ address;
     //    CDW10 as for the CQ; CDW11 = its CQ's ID (the same qid) in 31:16,
     //    physically contiguous (bit 0);
     // 5. submit both on `admin` (ADMIN_TIMEOUT), CQ first, and keep
@@ -125,8 +116,8 @@ pub(crate) fn create(
         count,
         vector_of(1, vectors),
         IO_DEPTH,
-        OPC_CREATE_IO_CQ,
-        OPC_CREATE_IO_SQ,
+        admin_opc::CREATE_IO_CQ,
+        admin_opc::CREATE_IO_SQ,
     );
     Err(ENOSYS)
 }
@@ -137,12 +128,12 @@ pub(crate) fn create(
 /// be deleted while an SQ still posts to it). Returns how many.
 pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]) -> Result<usize> {
     // TODO (exercise 3): For each queue of `io`, last first: Delete I/O SQ
-    // (`OPC_DELETE_IO_SQ`), then Delete I/O CQ (`OPC_DELETE_IO_CQ`), each
+    // (`admin_opc::DELETE_IO_SQ`), then Delete I/O CQ (`admin_opc::DELETE_IO_CQ`), each
     // with the queue ID (`q.queue.qid()`) in CDW10, submitted on `admin`
     // (ADMIN_TIMEOUT). Return how many queue pairs you deleted.
     // Tests: "NAME: unbind deletes the N I/O queue pairs" and "NAME: each SQ
     // deleted before its CQ (QEMU's trace)", for each controller.
-    let _ = (pdev, admin, io, OPC_DELETE_IO_SQ, OPC_DELETE_IO_CQ);
+    let _ = (pdev, admin, io, admin_opc::DELETE_IO_SQ, admin_opc::DELETE_IO_CQ);
     Err(ENOSYS)
 }
 // ANCHOR_END: delete
@@ -230,7 +221,7 @@ fn exercise_with(
 ) -> Result {
     admin.submit(
         pdev.as_ref(),
-        &Command::identify(CNS_NAMESPACE, 1, page.dma_address()),
+        &Command::identify(cns::NAMESPACE, 1, page.dma_address()),
         ADMIN_TIMEOUT,
     )?;
     // SAFETY: The controller wrote the page before the completion the
@@ -256,7 +247,7 @@ fn exercise_with(
             let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
             q.queue.submit(
                 pdev.as_ref(),
-                &rw(OPC_READ, lba, page.dma_address()),
+                &rw(nvm_opc::READ, lba, page.dma_address()),
                 ADMIN_TIMEOUT,
             )?;
             // SAFETY: As above, for this Read's completion.
@@ -284,14 +275,14 @@ fn exercise_with(
         data[..block].fill(b'a' + (qid % 26) as u8);
         q.queue.submit(
             pdev.as_ref(),
-            &rw(OPC_WRITE, lba, page.dma_address()),
+            &rw(nvm_opc::WRITE, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
         // SAFETY: The Write has completed: nothing refers to the page.
         unsafe { page.as_mut() }.fill(0);
         q.queue.submit(
             pdev.as_ref(),
-            &rw(OPC_READ, lba, page.dma_address()),
+            &rw(nvm_opc::READ, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
         // SAFETY: The Read has completed, as above.

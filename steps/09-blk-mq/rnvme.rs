@@ -34,21 +34,8 @@ use kernel::{
     time::Delta, //
 };
 
-// Stage 05's files, unchanged: the controller reset, the registers.
-#[path = "../../solutions/05-nvme-reset/controller.rs"]
-mod controller;
-#[path = "../../solutions/05-nvme-reset/regs.rs"]
-mod regs;
-// Stage 06's files, unchanged: the command layouts, Identify parsing, the
-// ring arithmetic, CAP.
-#[path = "../../solutions/06-admin-queue/command.rs"]
-mod command;
-#[path = "../../solutions/06-admin-queue/identify.rs"]
-mod identify;
-#[path = "../../solutions/06-admin-queue/ring.rs"]
-mod ring;
-#[path = "../../solutions/06-admin-queue/spec.rs"]
-mod spec;
+// The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
+mod nvme;
 // Stage 08's files, unchanged: bring-up, the I/O queues, the registers.
 #[path = "../../solutions/08-io-queues/bring_up.rs"]
 mod bring_up;
@@ -64,28 +51,32 @@ mod irq_handler;
 mod queue;
 // New in stage 09: the disk and its requests, the NVM commands, PRPs.
 mod disk;
-#[path = "../../solutions/09-blk-mq/io_command.rs"]
-mod io_command;
-mod prp;
 #[path = "../../solutions/09-blk-mq/request.rs"]
 mod request;
 
 use bring_up::{
     bring_up,
-    log_identity,
     start, //
 };
 use disk::SendDisk;
-use identify::{
-    ascii,
-    IdCtrl, //
+use nvme::{
+    cap::Cap,
+    controller,
+    identify::{
+        ascii,
+        IdCtrl, //
+    },
+    regs::{
+        self,
+        log_identity,
+        Bar0,
+        BAR0_SIZE, //
+    }, //
 };
 use io_queues::IoQueue;
 use irq_handler::QueueIrq;
 use queue::Queue;
 use registers::Registers;
-use regs::BAR0_SIZE;
-use spec::Cap;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -94,9 +85,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// BAR0, mapped for as long as the driver is bound.
-pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
 
 /// Entries in each admin queue.
 pub(crate) const ADMIN_DEPTH: u16 = 32;

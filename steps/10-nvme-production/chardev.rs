@@ -33,6 +33,7 @@ use kernel::{
         ArcBorrow,
         Mutex, //
     },
+    time::Delta,
     uaccess::{
         UserPtr,
         UserSlice, //
@@ -41,6 +42,10 @@ use kernel::{
 
 use crate::{
     disk,
+    nvme::{
+        command::Command,
+        prp, //
+    },
     passthru::{
         self,
         Direction,
@@ -48,8 +53,8 @@ use crate::{
         Target,
         NVME_IOCTL_ID, //
     },
-    prp,
-    queue::Queue, //
+    queue::Queue,
+    ADMIN_TIMEOUT, //
 };
 
 /// The namespace the nodes show.

@@ -24,7 +24,7 @@ use kernel::{
 };
 
 use crate::{
-    prp::Prps,
+    nvme::prp::Prps,
     request, //
 };
 

@@ -4,7 +4,7 @@
 //! (`include/uapi/linux/nvme_ioctl.h`), and the rules a command from user
 //! space must follow before the driver lets it reach the controller.
 //!
-//! `core` only: the host tests feed `parse` and `check` every malformed
+//! `core` only (and the NVMe library's opcodes): the host tests feed `parse` and `check` every malformed
 //! command they can think of. The kernel side (`chardev.rs`) copies the
 //! bytes in and the result out.
 #![forbid(unsafe_code)]
@@ -12,6 +12,11 @@
 use core::mem::{
     offset_of,
     size_of, //
+};
+
+use crate::nvme::command::{
+    admin_opc,
+    nvm_opc, //
 };
 
 // ANCHOR: layout
@@ -213,22 +218,6 @@ pub(crate) enum Refused {
     DriverOwned,
 }
 
-// Admin opcodes (NVMe 1.4, figure 139).
-const ADMIN_DELETE_IO_SQ: u8 = 0x00;
-const ADMIN_CREATE_IO_SQ: u8 = 0x01;
-const ADMIN_GET_LOG_PAGE: u8 = 0x02;
-const ADMIN_DELETE_IO_CQ: u8 = 0x04;
-const ADMIN_CREATE_IO_CQ: u8 = 0x05;
-const ADMIN_IDENTIFY: u8 = 0x06;
-const ADMIN_ABORT: u8 = 0x08;
-const ADMIN_SET_FEATURES: u8 = 0x09;
-const ADMIN_GET_FEATURES: u8 = 0x0a;
-const ADMIN_DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
-// NVM opcodes (figure 346).
-const IO_WRITE: u8 = 0x01;
-const IO_READ: u8 = 0x02;
-const IO_DSM: u8 = 0x09;
-
 // ANCHOR: check
 /// Checks a passthrough command for a buffer of at most `max_len` bytes and
 /// a namespace of `block_size`-byte blocks, and says which way its data
@@ -260,7 +249,7 @@ pub(crate) fn check(
     // TODO (exercise 1): refuse what the driver does not support (flags,
     // metadata), the opcodes the driver owns, a direction of 0b11 with data,
     // and a data_len that does not match what the command itself transfers
-    // (see the rules above; the constants above name the opcodes). Return
+    // (see the rules above; `admin_opc` and `nvm_opc` name the opcodes). Return
     // which way the data goes.
     // Tests: "ioctl: ..." (ioctls.py) and scripts/host-test.sh --filter nvme_passthru.
     let _ = (c, target, max_len, block_size);

@@ -34,12 +34,11 @@ use kernel::{
 };
 
 use crate::{
+    nvme::command::Command,
     owned_queue::OwnedQueue,
     queue::Queue, //
 };
 
-/// Admin opcode Abort (NVMe 1.4, 5.1).
-const OPC_ABORT: u8 = 0x08;
 /// How long the watchdog waits for the answer to an Abort.
 const ABORT_TIMEOUT: Delta = Delta::from_secs(1);
 
@@ -144,14 +143,14 @@ impl Watched {
     fn check(&self, aborted: Option<Aborted>) -> Option<Aborted> {
         // TODO (exercise 3): find, on each I/O queue, the request in flight
         // the longest (`oldest_request`). Older than `self.timeout`: send an
-        // Abort `Command` for it on the admin queue (ABORT_TIMEOUT); if the
+        // Abort (`Command::abort`) for it on the admin queue (ABORT_TIMEOUT); if the
         // controller aborted it (result bit 0 clear) return it (`Aborted`,
         // with the time), else give the controller up. The request aborted
         // already: give up only once it has had a timeout to end. Return
         // what is being aborted now (None when nothing has timed out).
         // Tests: "a request without completion after 1 s is aborted" and
         // the checks after it in make check STEP=10.
-        let _ = (OPC_ABORT, ABORT_TIMEOUT);
+        let _ = (Command::abort, ABORT_TIMEOUT);
         aborted
     }
     // ANCHOR_END: check

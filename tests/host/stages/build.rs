@@ -26,26 +26,37 @@ fn main() {
     };
     let p9 = stage_file("14-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
-    let nvme_spec = stage_file("04-pci-probe/spec.rs");
-    // A skeleton includes the files it has no exercise in from solutions/
-    // (e.g. stage 06's `spec.rs`), so a stage's files are the ones its
-    // module root includes.
-    let admin_root = stage_file("06-admin-queue/rnvme.rs");
-    println!("cargo:rerun-if-changed={admin_root}");
-    let nvme_admin_spec = included(&admin_root, "spec");
-    let nvme_command = included(&admin_root, "command");
-    let nvme_ring = included(&admin_root, "ring");
-    let nvme_identify = included(&admin_root, "identify");
+    // The NVMe library (`nvme::*`): each file as the first stage that lists
+    // it in its `nvme.rs` has it. That is the stage whose exercise the file
+    // is (then this tree's copy: the skeleton's in steps/), or a given file
+    // of `solutions/lib/nvme/` (the same in both trees).
+    let nvme_views: Vec<String> = [
+        "04-pci-probe",
+        "05-nvme-reset",
+        "06-admin-queue",
+        "09-blk-mq",
+    ]
+    .iter()
+    .map(|s| stage_file(&format!("{s}/nvme.rs")))
+    .collect();
+    let nvme_file = |name: &str| {
+        for view in &nvme_views {
+            println!("cargo:rerun-if-changed={view}");
+            if let Some(file) = declared(view, name) {
+                return file;
+            }
+        }
+        panic!("no stage's nvme.rs declares `mod {name};`");
+    };
+    // The library's `core`-only files: `regs.rs` and `controller.rs` need the
+    // kernel crate.
+    let nvme_mods: Vec<(&str, String)> = ["cap", "command", "identify", "io_command", "prp", "ring"]
+        .iter()
+        .map(|m| (*m, nvme_file(m)))
+        .collect();
     let exec_root = stage_file("12-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
-    // Stage 09's, likewise (its skeleton takes `io_command.rs` from
-    // solutions/).
-    let blk_root = stage_file("09-blk-mq/rnvme.rs");
-    println!("cargo:rerun-if-changed={blk_root}");
-    let nvme_prp = included(&blk_root, "prp");
-    let nvme_io_command = included(&blk_root, "io_command");
-    let blk_command = included(&blk_root, "command");
     // Stage 10's `passthru.rs`, likewise the file its module root includes.
     let production_root = stage_file("10-nvme-production/rnvme.rs");
     println!("cargo:rerun-if-changed={production_root}");
@@ -58,27 +69,22 @@ fn main() {
     let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
-    let (prp_rel, io_command_rel) = (rel(&nvme_prp), rel(&nvme_io_command));
     let passthru_rel = rel(&nvme_passthru);
-    let (admin_spec_rel, command_rel) = (rel(&nvme_admin_spec), rel(&nvme_command));
-    let (ring_rel, identify_rel) = (rel(&nvme_ring), rel(&nvme_identify));
     let task_state_rel = rel(&exec_task_state);
     let (r9p_passwd_rel, r9p_group_rel) = (rel(&r9p_passwd), rel(&r9p_group));
-    // `io_command.rs` names `crate::command` and `crate::prp`: stage 06's
-    // `nvme_command` when stage 09 includes that very file, else its own.
-    let command = if blk_command == nvme_command {
-        "/// Stage 09's `crate::command`: stage 06's `nvme_command`.\n\
-         pub use nvme_command as command;\n"
-            .to_string()
-    } else {
-        format!(
-            "/// Stage 09's `crate::command`, `{}`.\n\
-             #[allow(dead_code)]\n\
-             #[path = {blk_command:?}]\n\
-             pub mod command;\n",
-            rel(&blk_command)
-        )
-    };
+    let mut nvme = String::from(
+        "/// The NVMe library's `core`-only files, as the stages include them\n\
+         /// (the tree's `NN-stage/nvme.rs`); they name each other `super::x`.\n\
+         #[allow(dead_code)]\n\
+         pub mod nvme {\n",
+    );
+    for (name, file) in &nvme_mods {
+        nvme += &format!(
+            "    /// `{}`.\n    #[path = {file:?}]\n    pub mod {name};\n",
+            rel(file)
+        );
+    }
+    nvme += "}\n";
     let out = PathBuf::from(env::var("OUT_DIR").expect("set by cargo")).join("stages.rs");
     let code = format!(
         "/// Which tree these tests were built from.\n\
@@ -89,39 +95,21 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {params_config:?}]\n\
          pub mod params_config;\n\
-         /// Stage 04: NVMe CAP decoding, `{tree}/04-pci-probe/spec.rs`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_spec:?}]\n\
-         pub mod nvme_spec;\n\
-         /// Stage 06: stage 04's CAP decoding plus the doorbell offsets,\n\
-         /// `{admin_spec_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_admin_spec:?}]\n\
-         pub mod nvme_admin_spec;\n\
-         /// Stage 06: commands and completions, `{command_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_command:?}]\n\
-         pub mod nvme_command;\n\
-         /// Stage 06: SQ/CQ ring indices and phase, `{ring_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_ring:?}]\n\
-         pub mod nvme_ring;\n\
-         /// Stage 06: Identify data, `{identify_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_identify:?}]\n\
-         pub mod nvme_identify;\n\
-         /// Stage 09: PRP entries and lists, `{prp_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_prp:?}]\n\
-         pub mod nvme_prp;\n\
-         /// Stage 09's `crate::prp`.\n\
-         pub use nvme_prp as prp;\n\
-         {command}\
-         /// Stage 09: Read, Write, Flush, transfer pieces and I/O errors,\n\
-         /// `{io_command_rel}`.\n\
-         #[allow(dead_code)]\n\
-         #[path = {nvme_io_command:?}]\n\
-         pub mod nvme_io_command;\n\
+         {nvme}\
+         /// Stage 04's CAP decoding (and the doorbell offsets stage 06 uses).\n\
+         pub use nvme::cap as nvme_spec;\n\
+         /// The same file, as stage 06 and later use it.\n\
+         pub use nvme::cap as nvme_admin_spec;\n\
+         /// Commands, completions and every opcode.\n\
+         pub use nvme::command as nvme_command;\n\
+         /// Stage 06: SQ/CQ ring indices and phase.\n\
+         pub use nvme::ring as nvme_ring;\n\
+         /// Identify data.\n\
+         pub use nvme::identify as nvme_identify;\n\
+         /// Stage 09: PRP entries and lists.\n\
+         pub use nvme::prp as nvme_prp;\n\
+         /// Read, Write, Flush, transfer pieces and I/O errors.\n\
+         pub use nvme::io_command as nvme_io_command;\n\
          /// Stage 10: the passthrough ioctls' layouts, numbers and checks,\n\
          /// `{passthru_rel}`.\n\
          #[allow(dead_code)]\n\
@@ -180,4 +168,31 @@ fn included(root: &str, name: &str) -> String {
         }
     }
     panic!("{} declares no `mod {name};`", root.display());
+}
+
+/// The file the module tree root `view` (a stage's `nvme.rs`) declares as
+/// `pub(crate) mod name;`, by the `#[path]` above it (relative to the
+/// root's folder), or `None` if it declares no such module.
+fn declared(view: &str, name: &str) -> Option<String> {
+    let view = PathBuf::from(view);
+    let text = fs::read_to_string(&view).unwrap_or_else(|e| panic!("{}: {e}", view.display()));
+    let dir = view.parent().expect("a file has a folder");
+    let mut path = None;
+    for line in text.lines().map(str::trim) {
+        if let Some(p) = line
+            .strip_prefix("#[path = \"")
+            .and_then(|l| l.strip_suffix("\"]"))
+        {
+            path = Some(p.to_string());
+        } else if line.strip_prefix("pub(crate) ").unwrap_or(line) == format!("mod {name};") {
+            let file = dir.join(path.unwrap_or_else(|| format!("{name}.rs")));
+            let file = file
+                .canonicalize()
+                .unwrap_or_else(|e| panic!("{}: {e}", file.display()));
+            return Some(file.display().to_string());
+        } else if !line.starts_with("#[") {
+            path = None;
+        }
+    }
+    None
 }

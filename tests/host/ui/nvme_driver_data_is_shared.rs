@@ -7,11 +7,11 @@
 
 use core::pin::Pin;
 
-#[path = "../../../solutions/04-pci-probe/spec.rs"]
-mod spec;
+#[path = "../../../solutions/04-pci-probe/cap.rs"]
+mod cap;
 
 struct RNvme {
-    cap: spec::Cap,
+    cap: cap::Cap,
 }
 
 fn unbind(this: Pin<&RNvme>) {

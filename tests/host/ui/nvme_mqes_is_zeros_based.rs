@@ -5,10 +5,10 @@
 // and refuses it. That is why `Cap::max_queue_entries` widens to `u32` first.
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/04-pci-probe/spec.rs"]
-mod spec;
+#[path = "../../../solutions/04-pci-probe/cap.rs"]
+mod cap;
 
-const LARGEST: spec::Cap = spec::Cap::from_raw(0xffff);
+const LARGEST: cap::Cap = cap::Cap::from_raw(0xffff);
 const ENTRIES: u16 = LARGEST.mqes + 1;
 
 fn main() {}

@@ -1,6 +1,6 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
-//! 02's parameter checks (`params_*`), stage 04's NVMe CAP decoding, stage
-//! 06's commands, rings and Identify data, and stage 09's PRP lists and I/O
+//! 02's parameter checks (`params_*`), the NVMe library's CAP decoding,
+//! commands, rings and Identify data, and stage 09's PRP lists and I/O
 //! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 10's
 //! passthrough ioctls (`nvme_passthru_*`), stage 12's task state machine
 //! (`exec_*`), stage 14's 9P codec (`p9_*`), and stage 16's passwd and
@@ -13,15 +13,11 @@
 //! needs), which is why the tests live inside this crate; the few `pub`
 //! functions here are for the fuzz targets and the benchmark.
 //!
-//! A skeleton takes the files it has no exercise in from `solutions/`, so
-//! stage 06's `nvme_admin_spec`, `nvme_command`, `nvme_ring` and
-//! `nvme_identify` are the files its `rnvme.rs` includes, stage 12's
-//! `exec_task_state` the one its `rexec.rs` includes, and stage 09's
-//! `nvme_prp` and `nvme_io_command` the ones its `rnvme.rs` includes (its
-//! skeleton takes `io_command.rs` from `solutions/`). `io_command.rs` names
-//! its neighbours `crate::prp` (here `nvme_prp`) and `crate::command`:
-//! `nvme_command` when stage 09 includes that very file (it includes stage
-//! 06's), else a module of the file it does include.
+//! The NVMe files form one module tree, `nvme` (`build.rs` reads the
+//! stages' `nvme.rs` roots): each file names its neighbours `super::x`, as
+//! in the kernel modules. `nvme_spec`, `nvme_command`, ... are short names
+//! for its modules. A skeleton's exercise file stands in for the solution's
+//! with `RKW_TREE=steps` (stage 04's `cap.rs`, 06's `ring.rs`, 09's `prp.rs`).
 //!
 //! Stage 10's `nvme_passthru` is, likewise, the `passthru.rs` its `rnvme.rs`
 //! includes.

@@ -36,7 +36,7 @@
 
 use crate::nvme_admin_spec::Cap;
 use crate::nvme_command::{
-    phase_of, Command, Completion, Status, CNS_CONTROLLER, CNS_NAMESPACE, OPC_IDENTIFY,
+    phase_of, Command, Completion, Status, admin_opc, cns,
 };
 
 /// The 64 bytes of an SQE as the controller reads them from memory.
@@ -54,14 +54,14 @@ fn sqe_bytes(dwords: [u32; 16]) -> [u8; 64] {
 fn nvme_identify_constants_are_the_spec_values() {
     // Section 5 (admin command set): Identify is opcode 06h. Section 5.15
     // (Identify), the CNS values: 00h namespace, 01h controller.
-    assert_eq!((OPC_IDENTIFY, CNS_NAMESPACE, CNS_CONTROLLER), (0x06, 0x00, 0x01));
+    assert_eq!((admin_opc::IDENTIFY, cns::NAMESPACE, cns::CONTROLLER), (0x06, 0x00, 0x01));
 }
 
 #[test]
 fn nvme_identify_sqe_dwords() {
     // Identify Controller (CNS 1), cid 0x1234, nsid 1, into the page at bus
     // address 0x1_2345_6000.
-    let dw = Command::identify(CNS_CONTROLLER, 1, 0x1_2345_6000).to_dwords(0x1234);
+    let dw = Command::identify(cns::CONTROLLER, 1, 0x1_2345_6000).to_dwords(0x1234);
     let expected: [u32; 16] = [
         // CDW0: CID 0x1234 in 31:16, PSDT 0, FUSE 0, OPC 0x06 in 7:0.
         0x1234_0006,
@@ -103,7 +103,7 @@ fn nvme_identify_sqe_bytes() {
     expected[4] = 0x01; // NSID = 1
     expected[24..32].copy_from_slice(&[0x00, 0x60, 0x45, 0x23, 0x01, 0x00, 0x00, 0x00]); // PRP1
     expected[40] = 0x01; // CDW10: CNS 1
-    let dw = Command::identify(CNS_CONTROLLER, 1, 0x1_2345_6000).to_dwords(0x1234);
+    let dw = Command::identify(cns::CONTROLLER, 1, 0x1_2345_6000).to_dwords(0x1234);
     assert_eq!(sqe_bytes(dw), expected);
 }
 
@@ -111,7 +111,7 @@ fn nvme_identify_sqe_bytes() {
 fn nvme_identify_namespace_sqe() {
     // Identify Namespace (CNS 0) of nsid 1: CDW10 is 0, so the only
     // difference from a zeroed entry is the opcode, CID, NSID and PRP1.
-    let dw = Command::identify(CNS_NAMESPACE, 1, 0x8000).to_dwords(7);
+    let dw = Command::identify(cns::NAMESPACE, 1, 0x8000).to_dwords(7);
     let mut expected = [0u32; 16];
     expected[0] = 0x0007_0006;
     expected[1] = 1;
@@ -156,7 +156,7 @@ fn nvme_sqe_cid_does_not_touch_the_opcode_byte() {
 #[test]
 fn nvme_sqe_is_built_at_compile_time() {
     // `identify` and `to_dwords` are `const fn`.
-    const DW: [u32; 16] = Command::identify(CNS_CONTROLLER, 0, 0x1000).to_dwords(1);
+    const DW: [u32; 16] = Command::identify(cns::CONTROLLER, 0, 0x1000).to_dwords(1);
     assert_eq!((DW[0], DW[6], DW[10]), (0x0001_0006, 0x1000, 1));
 }
 
@@ -332,59 +332,12 @@ fn nvme_doorbells_at_compile_time() {
     assert_eq!(CQ3, 0x1070);
 }
 
-// ---- stage 06's spec.rs is stage 04's plus the doorbells ------------------------------
-
-/// `<repo>/solutions/<stage>/spec.rs`.
-fn spec_text(stage: &str) -> String {
-    let path = std::path::Path::new(crate::REPO).join("solutions").join(stage).join("spec.rs");
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()))
-}
-
-/// The text without the lines from `// ANCHOR: name` to `// ANCHOR_END: name`
-/// (and the blank line before them).
-fn without_anchor(text: &str, name: &str) -> String {
-    let start = format!("// ANCHOR: {name}");
-    let end = format!("// ANCHOR_END: {name}");
-    let mut out: Vec<&str> = Vec::new();
-    let mut skipping = false;
-    for line in text.lines() {
-        if line.trim() == start {
-            assert!(!skipping, "nested {start}");
-            skipping = true;
-            if out.last().is_some_and(|l| l.trim().is_empty()) {
-                out.pop();
-            }
-        } else if line.trim() == end {
-            assert!(skipping, "{end} without {start}");
-            skipping = false;
-        } else if !skipping {
-            out.push(line);
-        }
-    }
-    assert!(!skipping, "{start} without {end}");
-    out.join("\n")
-}
-
-#[test]
-fn nvme_admin_spec_rs_is_stage_04s_plus_the_doorbells() {
-    // Stage 05 includes stage 04's spec.rs; stage 06 has its own, which
-    // adds only the doorbell offsets. Everything else, `Cap` and its
-    // decoding, must stay stage 04's, so that the vectors and properties
-    // tested on stage 04's file hold for stage 06's too.
-    let s04 = spec_text("04-pci-probe");
-    let s06 = spec_text("06-admin-queue");
-    assert!(s06.contains("// ANCHOR: doorbells"), "stage 06's spec.rs has the doorbells anchor");
-    assert_eq!(
-        without_anchor(&s06, "doorbells"),
-        without_anchor(&s04, "doorbells"),
-        "solutions/06-admin-queue/spec.rs, without its doorbells, differs from stage 04's"
-    );
-}
+// ---- CAP as stage 06 and later use it ------------------------------------------------
 
 #[test]
 fn nvme_admin_spec_decodes_qemu_cap() {
-    // Stage 06's copy, compiled: QEMU 7.2's CAP (see nvme_vectors.rs for the
-    // value assembled bit by bit) decodes as in stage 04.
+    // QEMU 7.2's CAP (see nvme_vectors.rs for the value assembled bit by
+    // bit), with the doorbell stride stage 06 uses.
     let cap = Cap::from_raw(0x0040_1820_0f01_07ff);
     assert_eq!(
         (cap.mqes, cap.cqr, cap.to, cap.dstrd, cap.css, cap.mpsmin, cap.mpsmax),

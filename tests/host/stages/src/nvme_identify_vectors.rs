@@ -39,6 +39,7 @@ fn ctrl_page() -> Vec<u8> {
     p[77] = 7; // MDTS: 4 KiB << 7 = 512 KiB
     put(&mut p, 78, &[0x34, 0x12]); // CNTLID 0x1234
     put(&mut p, 516, &[0x01, 0x02, 0x03, 0x04]); // NN 0x04030201
+    put(&mut p, 536, &[0x01, 0x00, 0x10, 0x80]); // SGLS 0x80100001
     p
 }
 
@@ -57,6 +58,8 @@ fn nvme_id_ctrl_fields_at_the_spec_offsets() {
     assert_eq!(id.mdts, 7);
     assert_eq!(id.cntlid, 0x1234);
     assert_eq!(id.nn, 0x0403_0201);
+    assert_eq!(id.sgls, 0x8010_0001);
+    assert!(id.supports_sgl());
     assert_eq!(ascii(&id.sn), "rkw0001");
     assert_eq!(ascii(&id.mn), "QEMU NVMe Ctrl");
     assert_eq!(ascii(&id.fr), "7.2.0");
@@ -88,10 +91,10 @@ fn nvme_id_ctrl_field_edges() {
 #[test]
 fn nvme_id_ctrl_short_pages() {
     let p = ctrl_page();
-    // NN ends at byte 519: 520 bytes are the least that parse.
-    assert!(IdCtrl::parse(&p[..520]).is_some());
-    assert_eq!(IdCtrl::parse(&p[..520]), IdCtrl::parse(&p));
-    for len in [0, 1, 2, 23, 63, 77, 78, 79, 80, 516, 519] {
+    // SGLS ends at byte 539: 540 bytes are the least that parse.
+    assert!(IdCtrl::parse(&p[..540]).is_some());
+    assert_eq!(IdCtrl::parse(&p[..540]), IdCtrl::parse(&p));
+    for len in [0, 1, 2, 23, 63, 77, 78, 79, 80, 516, 519, 520, 536, 539] {
         assert_eq!(IdCtrl::parse(&p[..len]), None, "{len} bytes");
     }
 }
@@ -222,4 +225,17 @@ fn nvme_ascii_stops_at_non_printable_bytes() {
     assert_eq!(ascii(&[FILL; 20]), "");
     // The printable range is 0x20 (space) ..= 0x7e (tilde).
     assert_eq!(ascii(b" ~}"), " ~}");
+}
+
+#[test]
+fn nvme_id_ctrl_sgl_support_is_bits_1_0() {
+    // SGLS bits 1:0: 00 no SGLs, 01 SGLs of any alignment, 10 dword-aligned
+    // SGLs, 11 reserved (treated as support, as the C driver does). Other
+    // bits (keyed SGL, bit bucket, ...) alone say nothing about NVM commands.
+    for (sgls, supported) in [(0u32, false), (1, true), (2, true), (3, true), (0xffff_fffc, false)] {
+        let mut p = ctrl_page();
+        put(&mut p, 536, &sgls.to_le_bytes());
+        let id = IdCtrl::parse(&p).expect("a full page parses");
+        assert_eq!(id.supports_sgl(), supported, "SGLS {sgls:#x}");
+    }
 }

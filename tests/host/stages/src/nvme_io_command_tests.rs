@@ -39,11 +39,11 @@
 //!  anything else that is not a success               Io
 //! ```
 
-use crate::command::{Command, Completion, Status};
+use crate::nvme::command::{nvm_opc, Command, Completion, Status};
 use crate::nvme_io_command::{
-    flush, io_error, next_chunk, read_write, IoError, OPC_FLUSH, OPC_READ, OPC_WRITE,
+    flush, io_error, next_chunk, read_write, IoError,
 };
-use crate::prp::Prps;
+use crate::nvme::prp::Prps;
 use proptest::prelude::*;
 
 /// The SQE of a Read or Write, from the layout above.
@@ -103,7 +103,7 @@ fn config(cases: u32) -> ProptestConfig {
 
 #[test]
 fn nvme_io_opcodes_are_the_spec_values() {
-    assert_eq!((OPC_FLUSH, OPC_WRITE, OPC_READ), (0x00, 0x01, 0x02));
+    assert_eq!((nvm_opc::FLUSH, nvm_opc::WRITE, nvm_opc::READ), (0x00, 0x01, 0x02));
 }
 
 #[test]
@@ -111,7 +111,7 @@ fn nvme_io_read_sqe_dwords() {
     // Read 8 blocks of namespace 1 from LBA 0x1_2345_6789, cid 0x42, into
     // two pages.
     let prps = Prps { prp1: 0x1000_0200, prp2: 0x1000_1000, list_entries: 0 };
-    let cmd = read_write(OPC_READ, 1, 0x1_2345_6789, 8, false, prps).expect("8 blocks");
+    let cmd = read_write(nvm_opc::READ, 1, 0x1_2345_6789, 8, false, prps).expect("8 blocks");
     let expected: [u32; 16] = [
         0x0042_0002, // CID 0x42, OPC 02h
         1,           // NSID
@@ -139,7 +139,7 @@ fn nvme_io_write_fua_sqe_dwords() {
     // 0xffff_ffff_0000_0000 of namespace 0xffff_fffe, cid 0xffff, the PRP2
     // a list in high memory.
     let prps = Prps { prp1: 0x8_0000_0ffc, prp2: 0x9_8765_4000, list_entries: 7 };
-    let cmd = read_write(OPC_WRITE, 0xffff_fffe, 0xffff_ffff_0000_0000, 65536, true, prps)
+    let cmd = read_write(nvm_opc::WRITE, 0xffff_fffe, 0xffff_ffff_0000_0000, 65536, true, prps)
         .expect("65536 blocks");
     let expected: [u32; 16] = [
         0xffff_0001, // CID 0xffff, OPC 01h
@@ -165,10 +165,10 @@ fn nvme_io_write_fua_sqe_dwords() {
 #[test]
 fn nvme_io_block_count_limits() {
     let prps = Prps { prp1: 0x1000, prp2: 0, list_entries: 0 };
-    assert_eq!(read_write(OPC_READ, 1, 0, 0, false, prps), None, "0 blocks");
-    assert_eq!(read_write(OPC_READ, 1, 0, 65537, false, prps), None, "65537 blocks");
-    assert_eq!(read_write(OPC_WRITE, 1, 0, u32::MAX, true, prps), None, "u32::MAX blocks");
-    let one = read_write(OPC_READ, 1, 0, 1, false, prps).expect("1 block");
+    assert_eq!(read_write(nvm_opc::READ, 1, 0, 0, false, prps), None, "0 blocks");
+    assert_eq!(read_write(nvm_opc::READ, 1, 0, 65537, false, prps), None, "65537 blocks");
+    assert_eq!(read_write(nvm_opc::WRITE, 1, 0, u32::MAX, true, prps), None, "u32::MAX blocks");
+    let one = read_write(nvm_opc::READ, 1, 0, 1, false, prps).expect("1 block");
     assert_eq!(one.cdw[2], 0, "NLB 0 is one block");
 }
 
@@ -188,7 +188,7 @@ proptest! {
     /// Any Read or Write of 1..=65536 blocks: the SQE of the layout above.
     #[test]
     fn nvme_io_read_write_layout(
-        opcode in prop_oneof![Just(OPC_READ), Just(OPC_WRITE)],
+        opcode in prop_oneof![Just(nvm_opc::READ), Just(nvm_opc::WRITE)],
         nsid in any::<u32>(),
         lba in any::<u64>(),
         blocks in prop_oneof![1u32..=65536, Just(1), Just(65536), Just(256)],
@@ -209,7 +209,7 @@ proptest! {
     /// A block count the command cannot carry: `None`.
     #[test]
     fn nvme_io_read_write_too_many_blocks(
-        opcode in prop_oneof![Just(OPC_READ), Just(OPC_WRITE)],
+        opcode in prop_oneof![Just(nvm_opc::READ), Just(nvm_opc::WRITE)],
         lba in any::<u64>(),
         blocks in prop_oneof![Just(0u32), 65537u32..=u32::MAX, Just(65537), Just(u32::MAX)],
         fua in any::<bool>(),

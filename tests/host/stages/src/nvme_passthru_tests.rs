@@ -1428,11 +1428,16 @@ fn lint_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let dir = Path::new(env!("OUT_DIR")).join(format!("nvme-passthru-lints-{name}"));
     std::fs::create_dir_all(&dir).unwrap();
     let lib = dir.join("lib.rs");
+    // passthru.rs takes its opcodes from the NVMe library's command.rs.
+    let command = Path::new(crate::REPO).join("solutions/lib/nvme/command.rs");
     let code = format!(
         "//! Stand-in for a kernel module crate.\n#![no_std]\n\n\
          #[allow(dead_code)] // chardev.rs is not here\n\
-         #[path = {:?}]\nmod passthru;\n",
-        passthru_file().display().to_string()
+         #[path = {:?}]\nmod passthru;\n\
+         #[allow(dead_code)] // passthru.rs uses the opcodes only\n\
+         mod nvme {{\n    #[path = {:?}]\n    pub(crate) mod command;\n}}\n",
+        passthru_file().display().to_string(),
+        command.display().to_string()
     );
     std::fs::write(&lib, code).unwrap();
     (dir, lib)

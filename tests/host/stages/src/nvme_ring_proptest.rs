@@ -37,7 +37,7 @@
 
 use std::collections::VecDeque;
 
-use crate::nvme_command::{phase_of, Command, Completion, Status, CNS_CONTROLLER};
+use crate::nvme_command::{phase_of, Command, Completion, Status, cns};
 use crate::nvme_ring::{CqRing, SqRing};
 use proptest::prelude::*;
 use proptest::strategy::Union;
@@ -194,7 +194,7 @@ fn run(depth: u16, ops: &[Op]) -> Result<(), TestCaseError> {
                         );
                         let cid = m.next_cid;
                         m.next_cid = m.next_cid.wrapping_add(1);
-                        let cmd = Command::identify(CNS_CONTROLLER, 0, 0x1000 * u64::from(cid));
+                        let cmd = Command::identify(cns::CONTROLLER, 0, 0x1000 * u64::from(cid));
                         m.sq_mem[usize::from(slot)] = cmd.to_dwords(cid);
                         m.unfetched[usize::from(slot)] = Some(cid);
                         m.outstanding.push_back(cid);

@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! NVMe controller registers as the specification defines them (NVMe 1.4,
-//! section 3.1), decoded from raw values.
+//! The Controller Capabilities register (CAP, NVMe 1.4, section 3.1.1),
+//! decoded from its raw 64 bits, and what follows from it: queue sizes,
+//! timeouts, page sizes and where each queue's doorbells are.
 //!
-//! This file uses nothing but `core`: the driver includes it with
-//! `mod spec;`, and the host tests compile the very same file and check it
-//! against values worked out from the specification.
+//! Part of the NVMe library (`nvme::cap`). This file uses nothing but
+//! `core`: the host tests compile the very same file and check it against
+//! values worked out from the specification.
 #![forbid(unsafe_code)]
 
 // ANCHOR: cap
@@ -37,24 +38,16 @@ impl Cap {
     // ANCHOR: from_raw
     /// Decodes the raw 64-bit register.
     pub(crate) const fn from_raw(raw: u64) -> Cap {
-        // TODO (exercise 1): Decode each field from its bit range (NVMe 1.4,
-        // 3.1.1; the ranges are in the field docs above) with
-        // `bits(raw, hi, lo)`, e.g. `mqes: bits(raw, 15, 0) as u16`; CQR is a
-        // bool (`== 1`).
-        // Tests: "rnvme is bound to the NVMe controller ..." (with CSS decoded
-        // as 0, probe refuses the controller), "logs CAP.MQES, CQR and DSTRD
-        // ..." and "logs CAP.TO, CSS, MPSMIN and MPSMAX ..."; on the host,
-        // `nvme_vectors::*` and `nvme_proptest::*`
-        // (`scripts/host-test.sh --tree steps --filter nvme`).
-        let _ = bits(raw, 0, 0);
+        // Every field is masked to its width first, so the casts cannot
+        // truncate.
         Cap {
-            mqes: 0,
-            cqr: false,
-            to: 0,
-            dstrd: 0,
-            css: 0,
-            mpsmin: 0,
-            mpsmax: 0,
+            mqes: bits(raw, 15, 0) as u16,
+            cqr: bits(raw, 16, 16) == 1,
+            to: bits(raw, 31, 24) as u8,
+            dstrd: bits(raw, 35, 32) as u8,
+            css: bits(raw, 44, 37) as u8,
+            mpsmin: bits(raw, 51, 48) as u8,
+            mpsmax: bits(raw, 55, 52) as u8,
         }
     }
     // ANCHOR_END: from_raw
@@ -88,5 +81,17 @@ impl Cap {
     pub(crate) const fn supports_nvm(&self) -> bool {
         self.css & 1 != 0
     }
+
+    // ANCHOR: doorbells
+    /// Offset in BAR0 of queue `qid`'s submission queue tail doorbell.
+    pub(crate) const fn sq_tail_doorbell(&self, qid: u16) -> usize {
+        0x1000 + (2 * qid as usize) * self.doorbell_stride()
+    }
+
+    /// Offset in BAR0 of queue `qid`'s completion queue head doorbell.
+    pub(crate) const fn cq_head_doorbell(&self, qid: u16) -> usize {
+        0x1000 + (2 * qid as usize + 1) * self.doorbell_stride()
+    }
+    // ANCHOR_END: doorbells
 }
 // ANCHOR_END: cap

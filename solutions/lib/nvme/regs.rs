@@ -1,16 +1,30 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! NVMe controller registers in BAR0, for the kernel's `register!` macro.
+//! NVMe controller registers in BAR0 (NVMe 1.4, section 3.1), for the
+//! kernel's `register!` macro: every register the driver touches, once.
+//!
+//! CAP is 64 bits wide, which 7.3's `register!` cannot describe on a PCI BAR
+//! (its accesses there are at most 32 bits): the driver reads it with
+//! `try_read64(CAP)` and [`super::cap::Cap`] decodes it; the doorbells'
+//! offsets depend on CAP's stride, so `Cap` computes them too.
 
-use kernel::io::register;
+use kernel::{
+    io::register,
+    pci,
+    prelude::*, //
+};
+
+use super::cap::Cap;
 
 /// Bytes of BAR0 the driver maps: the registers (0x0-0xfff) and the first
 /// page of doorbells (0x1000-0x1fff). QEMU's BAR0 is larger; a smaller one
 /// makes the mapping fail, so probe fails cleanly.
 pub(crate) const BAR0_SIZE: usize = 0x2000;
 
-/// Offset of CAP: 64 bits, which 7.3's `register!` cannot describe on a PCI
-/// BAR (its accesses are at most 32 bits there), so `spec::Cap` decodes it.
+/// BAR0, mapped for as long as the driver is bound.
+pub(crate) type Bar0<'b> = pci::Bar<'b, BAR0_SIZE>;
+
+/// Offset of CAP: 64 bits, decoded by [`super::cap::Cap::from_raw`].
 pub(crate) const CAP: usize = 0x00;
 // ANCHOR: admin
 /// Offset of ASQ, the admin submission queue's bus address (64 bits).
@@ -68,3 +82,40 @@ register! {
     }
 }
 // ANCHOR_END: cc
+
+// ANCHOR: log_identity
+/// Logs what the controller says about itself (the test compares these
+/// lines with the registers as user space sees them).
+pub(crate) fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &VS) {
+    dev_info!(
+        pdev,
+        "NVMe {}.{}.{} controller, PCI {:04x}:{:04x}\n",
+        vs.mjr().get(),
+        vs.mnr().get(),
+        vs.ter().get(),
+        pdev.vendor_id().as_raw(),
+        pdev.device_id()
+    );
+    dev_info!(
+        pdev,
+        "CAP: MQES {} ({} entries/queue), CQR {}, DSTRD {} ({}-byte doorbell stride)\n",
+        cap.mqes,
+        cap.max_queue_entries(),
+        cap.cqr,
+        cap.dstrd,
+        cap.doorbell_stride()
+    );
+    dev_info!(
+        pdev,
+        "CAP: TO {} ({} ms), CSS {:#x} (NVM: {}), MPSMIN {} ({} bytes), MPSMAX {} ({} bytes)\n",
+        cap.to,
+        cap.timeout_ms(),
+        cap.css,
+        cap.supports_nvm(),
+        cap.mpsmin,
+        cap.min_page_size(),
+        cap.mpsmax,
+        cap.max_page_size()
+    );
+}
+// ANCHOR_END: log_identity

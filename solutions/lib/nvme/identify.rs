@@ -3,8 +3,9 @@
 //! The Identify data structures (NVMe 1.4, figures 247 and 249): the fields
 //! the driver needs, read from the 4 KiB page the controller fills in.
 //!
-//! `core` only, and careful with its input: a short or odd page gives
-//! `None` or clamped values, never a panic.
+//! Part of the NVMe library (`nvme::identify`). `core` only, and careful
+//! with its input: a short or odd page gives `None` or clamped values, never
+//! a panic.
 #![forbid(unsafe_code)]
 
 /// Bytes of an Identify data structure.
@@ -29,6 +30,8 @@ pub(crate) struct IdCtrl {
     pub(crate) cntlid: u16,
     /// Number of namespaces (519:516).
     pub(crate) nn: u32,
+    /// SGL Support (539:536): bits 1:0 not 00 if NVM commands take SGLs.
+    pub(crate) sgls: u32,
 }
 
 impl IdCtrl {
@@ -42,6 +45,7 @@ impl IdCtrl {
             mdts: *page.get(77)?,
             cntlid: le16(page, 78)?,
             nn: le32(page, 516)?,
+            sgls: le32(page, 536)?,
         })
     }
 
@@ -56,6 +60,12 @@ impl IdCtrl {
                 Some(min_page_size.saturating_mul(pages))
             }
         }
+    }
+
+    /// Whether the controller takes SGLs for NVM commands (SGLS bits 1:0
+    /// not 00).
+    pub(crate) const fn supports_sgl(&self) -> bool {
+        self.sgls & 0b11 != 0
     }
 }
 // ANCHOR_END: idctrl

@@ -4,28 +4,25 @@
 //! transfers split at the controller's maximum size, and what a failed
 //! status means for the block layer.
 //!
-//! `core` only: the host tests check the command layouts, that the pieces
-//! of a split transfer cover it exactly, and that no failed status maps to
-//! success.
+//! Part of the NVMe library (`nvme::io_command`). `core` only: the host
+//! tests check the command layouts, that the pieces of a split transfer
+//! cover it exactly, and that no failed status maps to success.
 #![forbid(unsafe_code)]
 
-use crate::{
+use super::{
     command::{
+        nvm_opc,
         Command,
         Status, //
     },
     prp::Prps, //
 };
 
-// ANCHOR: opcodes
-/// NVM command set opcodes.
-pub(crate) const OPC_FLUSH: u8 = 0x00;
-pub(crate) const OPC_WRITE: u8 = 0x01;
-pub(crate) const OPC_READ: u8 = 0x02;
+// ANCHOR: fua
 /// Command Dword 12, Force Unit Access: the data is on non-volatile media
 /// when the command completes.
 const CDW12_FUA: u32 = 1 << 30;
-// ANCHOR_END: opcodes
+// ANCHOR_END: fua
 
 // ANCHOR: rw
 /// A Read or Write (`opcode`) of `blocks` logical blocks of namespace
@@ -62,7 +59,7 @@ pub(crate) fn read_write(
 /// goes to non-volatile media.
 pub(crate) fn flush(nsid: u32) -> Command {
     Command {
-        opcode: OPC_FLUSH,
+        opcode: nvm_opc::FLUSH,
         nsid,
         ..Command::default()
     }

@@ -2,9 +2,11 @@
 
 //! NVMe commands (64-byte submission queue entries) and completions
 //! (16-byte completion queue entries), as the specification lays them out
-//! (NVMe 1.4, 4.2 and 4.6), and status decoding.
+//! (NVMe 1.4, 4.2 and 4.6), status decoding, and every opcode, feature and
+//! Identify CNS value the driver uses, each written once here.
 //!
-//! `core` only: the host tests check these layouts byte by byte.
+//! Part of the NVMe library (`nvme::command`). `core` only: the host tests
+//! check these layouts byte by byte.
 #![forbid(unsafe_code)]
 
 // ANCHOR: command
@@ -23,24 +25,77 @@ pub(crate) struct Command {
     pub(crate) cdw: [u32; 6],
 }
 
-/// Admin opcode: Identify.
-pub(crate) const OPC_IDENTIFY: u8 = 0x06;
-/// Identify CNS: the namespace data structure of `nsid`.
-pub(crate) const CNS_NAMESPACE: u32 = 0x00;
-/// Identify CNS: the controller data structure.
-pub(crate) const CNS_CONTROLLER: u32 = 0x01;
 
 impl Command {
     /// Identify (CNS in CDW10) into the 4 KiB page at bus address `prp1`.
     pub(crate) const fn identify(cns: u32, nsid: u32, prp1: u64) -> Command {
         Command {
-            opcode: OPC_IDENTIFY,
+            opcode: admin_opc::IDENTIFY,
             nsid,
             prp1,
             prp2: 0,
             cdw: [cns, 0, 0, 0, 0, 0],
         }
     }
+
+    // ANCHOR: builders
+    /// Set Features: feature `fid` (CDW10) to `value` (CDW11), for features
+    /// whose value fits in CDW11 (no data buffer).
+    pub(crate) const fn set_features(fid: u32, value: u32) -> Command {
+        Command {
+            opcode: admin_opc::SET_FEATURES,
+            nsid: 0,
+            prp1: 0,
+            prp2: 0,
+            cdw: [fid, value, 0, 0, 0, 0],
+        }
+    }
+
+    /// Abort the command with identifier `cid` on submission queue `sqid`.
+    pub(crate) const fn abort(sqid: u16, cid: u16) -> Command {
+        Command {
+            opcode: admin_opc::ABORT,
+            nsid: 0,
+            prp1: 0,
+            prp2: 0,
+            // Submission queue in 15:0, command identifier in 31:16.
+            cdw: [(cid as u32) << 16 | sqid as u32, 0, 0, 0, 0, 0],
+        }
+    }
+
+    /// An Asynchronous Event Request: the controller completes it when an
+    /// event occurs, which may be never.
+    pub(crate) const fn async_event_request() -> Command {
+        Command {
+            opcode: admin_opc::ASYNC_EVENT_REQUEST,
+            nsid: 0,
+            prp1: 0,
+            prp2: 0,
+            cdw: [0; 6],
+        }
+    }
+
+    /// Get Log Page `lid` (controller-wide), its first `dwords` dwords into
+    /// the page at bus address `prp1` (at most 4 KiB: one PRP).
+    pub(crate) const fn get_log_page(lid: u32, dwords: u16, prp1: u64) -> Command {
+        Command {
+            opcode: admin_opc::GET_LOG_PAGE,
+            // All namespaces: the controller-wide log.
+            nsid: 0xffff_ffff,
+            prp1,
+            prp2: 0,
+            // Number of Dwords Lower, 0's based, in 31:16; the page in 7:0.
+            cdw: [
+                lid | (dwords.saturating_sub(1) as u32) << 16,
+                0,
+                0,
+                0,
+                0,
+                0,
+            ],
+        }
+    }
+    // ANCHOR_END: builders
 
     /// The 16 dwords of the submission queue entry, with identifier `cid`.
     ///
@@ -69,6 +124,53 @@ impl Command {
     }
 }
 // ANCHOR_END: command
+
+// ANCHOR: opcodes
+/// Admin command set opcodes (NVMe 1.4, figure 139).
+pub(crate) mod admin_opc {
+    pub(crate) const DELETE_IO_SQ: u8 = 0x00;
+    pub(crate) const CREATE_IO_SQ: u8 = 0x01;
+    pub(crate) const GET_LOG_PAGE: u8 = 0x02;
+    pub(crate) const DELETE_IO_CQ: u8 = 0x04;
+    pub(crate) const CREATE_IO_CQ: u8 = 0x05;
+    pub(crate) const IDENTIFY: u8 = 0x06;
+    pub(crate) const ABORT: u8 = 0x08;
+    pub(crate) const SET_FEATURES: u8 = 0x09;
+    pub(crate) const GET_FEATURES: u8 = 0x0a;
+    pub(crate) const ASYNC_EVENT_REQUEST: u8 = 0x0c;
+    pub(crate) const DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
+}
+
+/// NVM command set opcodes (NVMe 1.4, figure 346).
+pub(crate) mod nvm_opc {
+    pub(crate) const FLUSH: u8 = 0x00;
+    pub(crate) const WRITE: u8 = 0x01;
+    pub(crate) const READ: u8 = 0x02;
+    pub(crate) const DATASET_MANAGEMENT: u8 = 0x09;
+}
+
+/// Feature identifiers for Set/Get Features (NVMe 1.4, figure 271).
+pub(crate) mod feature {
+    pub(crate) const TEMPERATURE_THRESHOLD: u32 = 0x04;
+    pub(crate) const VOLATILE_WRITE_CACHE: u32 = 0x06;
+    pub(crate) const NUMBER_OF_QUEUES: u32 = 0x07;
+    pub(crate) const ASYNC_EVENT_CONFIG: u32 = 0x0b;
+}
+
+/// Identify's Controller or Namespace Structure values (CNS, CDW10 7:0).
+pub(crate) mod cns {
+    /// The namespace data structure of `nsid`.
+    pub(crate) const NAMESPACE: u32 = 0x00;
+    /// The controller data structure.
+    pub(crate) const CONTROLLER: u32 = 0x01;
+}
+
+/// Log page identifiers for Get Log Page (NVMe 1.4, figure 191).
+pub(crate) mod log_page {
+    /// SMART / Health Information.
+    pub(crate) const SMART: u32 = 0x02;
+}
+// ANCHOR_END: opcodes
 
 // ANCHOR: completion
 /// A completion queue entry, decoded.
