@@ -22,8 +22,14 @@ if [ -n "${RKW_STEP:-}" ]; then
 	[ "$((10#${stage%%-*}))" -ge 4 ] || STAGE_TOOLS=0
 fi
 
+# shellcheck source=host-check.sh
+. "$REPO/scripts/host-check.sh"
+
 rust_ready() { [ -x "$RUSTC" ] && [ -x "$CARGO" ]; }
-stage_tools_ready() { command -v fio && command -v nvme && command -v diod; } >/dev/null
+stage_tools_ready() { # have_program: nvme, diod, mkfs.ext4 are in /usr/sbin, off a user's PATH
+	local p
+	for p in $STAGE_PROGRAMS; do have_program "$p" || return 1; done
+}
 kernel_ready() {
 	[ -z "${KDIR:-}" ] || return 0 # setup.sh checks a KDIR of yours once; trust it after that
 	local kver want

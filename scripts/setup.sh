@@ -20,6 +20,40 @@ as_root() {
 	if [ "$(id -u)" = 0 ]; then "$@"; else sudo "$@"; fi
 }
 
+# ---- 0. Which Debian: the pins and the advice depend on it --------------------
+# Debian 12 (bookworm) and 13 (trixie) are supported; each ships its own
+# build of rustc-web and its own QEMU, pinned in versions.env as
+# KEY_BOOKWORM and KEY_TRIXIE. (RKW_OS_RELEASE: another os-release file, for
+# tests.)
+os_release() { # os_release KEY: KEY of /etc/os-release, empty if none
+	(
+		# shellcheck disable=SC1090
+		. "${RKW_OS_RELEASE:-/etc/os-release}" 2>/dev/null && eval "echo \"\${$1:-}\""
+	) || true
+}
+DEB_CODENAME=$(os_release VERSION_CODENAME)
+DEB_CODENAME=${DEB_CODENAME//[^a-z0-9]/}
+DEB_NAME=$(os_release PRETTY_NAME)
+DEB_NAME=${DEB_NAME:-a system without /etc/os-release}
+pin() { # pin KEY: versions.env's KEY for this release (KEY_TRIXIE...), empty if none
+	local key="${1}_${DEB_CODENAME^^}"
+	[ -n "$DEB_CODENAME" ] && echo "${!key:-}"
+}
+upstream_series() { # upstream_series 1:10.0.13+ds-0+deb13u1: 10.0
+	sed -E 's/^[0-9]+://; s/^([0-9]+\.[0-9]+).*/\1/' <<<"$1"
+}
+rustc_source_advice() { # where this release's rustc-web $RUSTC_DEB_SERIES comes from
+	case "$DEB_CODENAME" in
+	bookworm) echo "Debian 12 ships it in its security updates.
+Add this line to /etc/apt/sources.list (a normal Debian 12 install has it), then run make setup again:
+    deb http://deb.debian.org/debian-security bookworm-security main" ;;
+	trixie) echo "Debian 13 ships it in trixie main (a point release brought it): your apt sources give an older
+one. Point them at a current Debian mirror, e.g. this line in /etc/apt/sources.list, then run make setup again:
+    deb http://deb.debian.org/debian trixie main" ;;
+	*) echo "This workshop supports Debian 12 (bookworm) and Debian 13 (trixie); this is $DEB_NAME." ;;
+	esac
+}
+
 # ---- 1. Debian packages ------------------------------------------------------
 # In groups, so that each command installs only what it uses (RKW_SETUP_ONLY,
 # RKW_SETUP_STAGE_TOOLS below): `make book` and the host-only stage 14 need
@@ -39,6 +73,7 @@ DEB_KERNEL=(
 DEB_BROWSER=(chromium) # scripts/book-browser-check.py: the book in a headless browser (make test)
 DEB_STAGE_TOOLS=(
 	fio nvme-cli diod # tools of the NVMe and 9P stages (04-16)
+	e2fsprogs         # mkfs.ext4, e2fsck (stages 09, 10): not in a minimal Debian 13
 	g++ git           # fuzzing
 	zstd              # make kit / make kit-install
 )
@@ -61,14 +96,13 @@ apt_packages() {
 		note "installing: ${missing[*]}"
 		as_root apt-get update -qq || die "apt-get update failed: check the network and /etc/apt/sources.list, then re-run make setup"
 		# rustc-web $RUSTC_DEB_SERIES comes with Debian 12's security
-		# updates; a root made by debootstrap has only "bookworm main".
+		# updates (a root made by debootstrap has only "bookworm main") and
+		# with Debian 13's point releases.
 		local cand
 		cand=$(apt-cache policy rustc-web | awk '/Candidate:/ {print $2}')
 		case "$cand" in
 		"$RUSTC_DEB_SERIES"*) ;;
-		*) die "apt offers rustc-web ${cand:-(none)}, this workshop needs $RUSTC_DEB_SERIES.x, which Debian 12 ships in its security updates.
-Add this line to /etc/apt/sources.list (a normal Debian 12 install has it), then run make setup again:
-    deb http://deb.debian.org/debian-security bookworm-security main" ;;
+		*) die "apt offers rustc-web ${cand:-(none)}, this workshop needs $RUSTC_DEB_SERIES.x. $(rustc_source_advice)" ;;
 		esac
 		as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "${missing[@]}" \
 			>"$CACHE/logs/apt.log" 2>&1 ||
@@ -81,9 +115,24 @@ $(tail -5 "$CACHE/logs/apt.log")"
 	"$RUSTC_DEB_SERIES"*) ;;
 	*) die "rustc-web is $have, this workshop needs $RUSTC_DEB_SERIES.x (versions.env)" ;;
 	esac
-	[ "$have" = "$RUSTC_DEB_TESTED" ] || note "rustc-web $have (tested with $RUSTC_DEB_TESTED): a security update; the kernel will be rebuilt for it"
+	local tested
+	tested=$(pin RUSTC_DEB_TESTED)
+	if [ -z "$tested" ]; then
+		note "rustc-web $have: versions.env pins none for $DEB_NAME (Debian 12 bookworm and 13 trixie are supported)"
+	elif [ "$have" != "$tested" ]; then
+		note "rustc-web $have (pinned for $DEB_CODENAME: $tested): an update since; a kernel is built for each rustc --version"
+	fi
 	note "rustc: $("$RUSTC" --version)"
-	[ -n "${RKW_SETUP_ONLY:-}" ] || host_check
+	[ -z "${RKW_SETUP_ONLY:-}" ] || return 0
+	# QEMU comes with the kernel group. A series other than the one pinned
+	# for this release (7.2 on bookworm, 10.0 on trixie) is untested: say
+	# so. (Nothing is printed otherwise: QEMU's security updates are many.)
+	local qemu qemu_pin
+	qemu=$(dpkg-query -W -f='${Version}' qemu-system-x86 2>/dev/null) || qemu=""
+	qemu_pin=$(pin QEMU_DEB_TESTED)
+	[ -z "$qemu" ] || [ -z "$qemu_pin" ] || [ "$(upstream_series "$qemu")" = "$(upstream_series "$qemu_pin")" ] ||
+		note "QEMU $qemu is not the series pinned for $DEB_CODENAME ($qemu_pin): its NVMe model may answer differently from what the tests expect"
+	host_check
 }
 
 # ---- 2. crates.io tools (bindgen, mdbook) -------------------------------------
@@ -212,6 +261,12 @@ $(tail -5 "$CACHE/logs/kernel-build-$flavour.log")"
 
 say "make setup (cache: $CACHE)"
 timed "Debian packages" apt_packages
+if [ "${RKW_SETUP_UNTIL:-}" = packages ]; then
+	# scripts/rehearse-fresh-root.sh --until packages: the packages and the
+	# program check only, without the long parts that follow.
+	say "setup (until packages) done in $(($(date +%s) - T_ALL)) s"
+	exit 0
+fi
 timed "crates.io tools" crate_tools
 if [ -n "${RKW_SETUP_ONLY:-}" ]; then
 	# host: Debian's Rust for the host tests (stage 14); book: + mdbook.
