@@ -13,12 +13,14 @@ use kernel::{
 };
 
 use crate::{
-    nvme::command::{
-        feature,
-        log_page,
-        Command, //
+    nvme::{
+        command::{
+            feature,
+            log_page,
+            Command, //
+        },
+        queue::AdminQueue, //
     },
-    queue::AdminQueue,
     ADMIN_TIMEOUT, //
 };
 

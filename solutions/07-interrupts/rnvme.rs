@@ -31,10 +31,8 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// New in stage 07: the handler, and the admin queue it shares.
-mod irq_handler;
+// For the test: commands abandoned, answered late.
 mod late_answers;
-mod queue;
 
 use nvme::{
     cap::Cap,
@@ -49,6 +47,12 @@ use nvme::{
         IdNs,
         IDENTIFY_SIZE, //
     },
+    irq_handler::QueueIrq,
+    queue::{
+        AdminQueue,
+        NoRequests, //
+    },
+    registers::Registers,
     regs::{
         self,
         log_identity,
@@ -56,8 +60,6 @@ use nvme::{
         BAR0_SIZE, //
     }, //
 };
-use irq_handler::AdminIrq;
-use queue::AdminQueue;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -86,7 +88,7 @@ struct RNvme<'b> {
     /// The interrupt handler's registration: `free_irq` when dropped, which
     /// waits for a handler still running on another CPU.
     #[pin]
-    irq: irq::Registration<'b, AdminIrq>,
+    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
     /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
     vectors: IrqVectorRegistration<'b>,
     /// The capabilities read at probe time.
@@ -143,7 +145,8 @@ impl pci::Driver for RNvmeDriver {
             // shared queue, as a device-managed `DevresBar`. From here on,
             // an error drops `admin`, which disables the controller before
             // its memory is freed.
-            let admin = AdminQueue::new(pdev.as_ref(), bar.into_devres()?, cap, ADMIN_DEPTH)?;
+            let regs = Registers::new(bar.into_devres()?, cap)?;
+            let admin = AdminQueue::new(pdev.as_ref(), regs, 0, ADMIN_DEPTH)?;
             // ANCHOR_END: enable
 
             // ANCHOR: register
@@ -171,7 +174,7 @@ impl pci::Driver for RNvmeDriver {
                             request,
                             irq::Flags::SHARED,
                             c"rnvme",
-                            Ok::<_, Error>(AdminIrq(admin.clone())),
+                            Ok::<_, Error>(QueueIrq(admin.clone())),
                         )
                     }
                 },

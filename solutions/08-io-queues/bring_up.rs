@@ -31,10 +31,10 @@ use crate::{
             IdCtrl,
             IdNs,
             IDENTIFY_SIZE, //
-        }, //
+        },
+        queue::AdminQueue,
+        registers::Registers, //
     },
-    queue::Queue,
-    registers::Registers,
     ADMIN_DEPTH,
     ADMIN_TIMEOUT, //
 };
@@ -44,7 +44,7 @@ use crate::{
 fn identify(
     pdev: &pci::Device<Core<'_>>,
     cap: &Cap,
-    admin: &Queue,
+    admin: &AdminQueue,
     page: &Coherent<[u8]>,
 ) -> Result<IdCtrl> {
     let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
@@ -99,7 +99,7 @@ fn identify(
 /// For the test: sends Identify Controller `repeat` more times, so that the
 /// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
 /// doorbells can be checked against the ring arithmetic.
-fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &Queue, page: &Coherent<[u8]>) -> Result {
+fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coherent<[u8]>) -> Result {
     let repeat = crate::module_parameters::repeat.value();
     if repeat == 0 {
         return Ok(());
@@ -121,7 +121,7 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &Queue, page: &Coherent<[
 pub(crate) fn start(
     pdev: &pci::Device<Core<'_>>,
     regs: &Registers,
-    admin: &Queue,
+    admin: &AdminQueue,
     cap: &Cap,
     page_shift: u32,
 ) -> Result {
@@ -150,7 +150,7 @@ pub(crate) fn start(
 /// it who it is, and runs what the test asked for.
 pub(crate) fn bring_up(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
+    admin: &AdminQueue,
     cap: &Cap,
     vectors: &IrqVectorRegistration<'_>,
 ) -> Result<IdCtrl> {
@@ -184,7 +184,7 @@ pub(crate) fn bring_up(
 // ANCHOR: aer
 /// For the test: an Asynchronous Event Request, which the controller holds
 /// until an event occurs (here: none), waited for `aer_wait_ms`.
-fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result {
+fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result {
     let ms = crate::module_parameters::aer_wait_ms.value();
     if ms == 0 {
         return Ok(());

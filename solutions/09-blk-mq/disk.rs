@@ -62,9 +62,13 @@ use crate::{
             read_write,
             IoError, //
         },
-        prp, //
+        prp,
+        queue::{
+            AdminQueue,
+            Pending,
+            QueuePair, //
+        }, //
     },
-    queue::Queue,
     request,
     ADMIN_TIMEOUT, //
 };
@@ -165,12 +169,15 @@ impl InFlight {
         Ok(Some(cmd))
     }
     // ANCHOR_END: next_command
+}
 
+// ANCHOR: pending
+impl Pending for InFlight {
     // ANCHOR: finish
     /// Called by the queue's interrupt handler with the completion of the
     /// piece in flight: sends the next piece, or ends the request (with
     /// the data copied out, for a Read), or fails it.
-    pub(crate) fn finish(mut self, queue: &Queue, cqe: Completion) {
+    fn finish(mut self, queue: &QueuePair<Self>, cqe: Completion) {
         let result = match io_error(cqe.status) {
             Err(e) => {
                 pr_err!(
@@ -203,7 +210,10 @@ impl InFlight {
         request::end(self.rq, result);
     }
     // ANCHOR_END: finish
+}
+// ANCHOR_END: pending
 
+impl InFlight {
     /// For a Read: the data, from the bounce buffer to the request's pages.
     fn copy_out(&self) -> Result {
         if self.opcode != nvm_opc::READ {
@@ -229,7 +239,7 @@ fn to_errno(e: IoError) -> Error {
 
 /// One hardware queue of the disk: an I/O queue and its tags' buffers.
 struct HwQueue {
-    queue: Arc<Queue>,
+    queue: Arc<QueuePair<InFlight>>,
     bounces: KVec<Arc<Bounce>>,
 }
 
@@ -377,8 +387,8 @@ impl SendDisk {
 /// has (for the test: reads there fail on the controller).
 pub(crate) fn create(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
-    io: &[IoQueue],
+    admin: &AdminQueue,
+    io: &[IoQueue<InFlight>],
     id: &IdCtrl,
     cap: &Cap,
     extra_blocks: u64,
@@ -454,7 +464,7 @@ pub(crate) fn create(
 /// writes (`BLK_FEAT_WRITE_CACHE`), so the block layer never sends a Flush
 /// and drops FUA: `fsync` would return while the data sits in a cache a
 /// power cut loses. Write-through, a completed Write is on the media.
-fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
+fn write_through(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) {
     let cmd = Command::set_features(feature::VOLATILE_WRITE_CACHE, 0);
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         Ok(_) => dev_info!(
@@ -468,7 +478,7 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
 // ANCHOR_END: write_through
 
 /// Identify Namespace 1.
-fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
+fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result<IdNs> {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let cmd = Command::identify(cns::NAMESPACE, NSID, page.dma_address());
     if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {

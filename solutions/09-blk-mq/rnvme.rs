@@ -38,12 +38,8 @@ mod nvme;
 mod bring_up;
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-#[path = "../../solutions/08-io-queues/registers.rs"]
-mod registers;
 // Stage 08's handler and queue, changed: a queue also carries block
 // requests, and the handler ends them.
-mod irq_handler;
-mod queue;
 // New in stage 09: the disk and its requests, the NVM commands, PRPs.
 mod disk;
 mod request;
@@ -52,7 +48,10 @@ use bring_up::{
     bring_up,
     start, //
 };
-use disk::SendDisk;
+use disk::{
+    InFlight,
+    SendDisk, //
+};
 use nvme::{
     cap::Cap,
     controller,
@@ -60,6 +59,15 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
+    irq_handler::{
+        QueueIrq,
+        QueueIrqs, //
+    },
+    queue::{
+        AdminQueue,
+        NoRequests, //
+    },
+    registers::Registers,
     regs::{
         self,
         log_identity,
@@ -68,9 +76,6 @@ use nvme::{
     }, //
 };
 use io_queues::IoQueue;
-use irq_handler::QueueIrq;
-use queue::Queue;
-use registers::Registers;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -103,19 +108,19 @@ struct RNvme<'b> {
     #[pin]
     disk: Mutex<Option<SendDisk>>,
     /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    io_irqs: QueueIrqs<'b, InFlight>,
     /// The I/O queue pairs: deleted by `unbind`.
-    io: KVec<IoQueue>,
+    io: KVec<IoQueue<InFlight>>,
     /// The admin queue's handler: `free_irq` when dropped, which waits for
     /// a handler still running on another CPU.
     #[pin]
-    irq: irq::Registration<'b, QueueIrq>,
+    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
     /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
     vectors: IrqVectorRegistration<'b>,
     /// The capabilities read at probe time.
     cap: Cap,
     /// The admin queue pair, shared with its handler.
-    admin: Arc<Queue>,
+    admin: Arc<AdminQueue>,
     /// The registers, shared by every queue.
     regs: Arc<Registers>,
     /// What Identify Controller said.
@@ -169,7 +174,7 @@ impl pci::Driver for RNvmeDriver {
             // `DevresBar`. From here on, an error drops `admin`, which
             // disables the controller before its memory is freed.
             let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
             // ANCHOR_END: enable
 
             // ANCHOR: register

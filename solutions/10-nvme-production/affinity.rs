@@ -28,7 +28,10 @@ use kernel::{
 };
 
 use crate::{
-    disk::NvmeDisk,
+    disk::{
+        InFlight,
+        NvmeDisk, //
+    },
     io_queues::IoQueue, //
 };
 
@@ -38,7 +41,7 @@ use crate::{
 /// from, when it has a vector of its own. Returns how many it placed.
 pub(crate) fn spread(
     vectors: &IrqVectorRegistration<'_>,
-    io: &[IoQueue],
+    io: &[IoQueue<InFlight>],
     tag_set: &Arc<TagSet<NvmeDisk>>,
 ) -> usize {
     // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.

@@ -41,9 +41,13 @@ use kernel::{
 };
 
 use crate::{
-    disk,
+    disk::{
+        self,
+        IoQueuePair, //
+    },
     nvme::{
         command::Command,
+        queue::AdminQueue,
         prp, //
     },
     passthru::{
@@ -53,7 +57,6 @@ use crate::{
         Target,
         NVME_IOCTL_ID, //
     },
-    queue::Queue,
     ADMIN_TIMEOUT, //
 };
 
@@ -92,8 +95,8 @@ struct Buffer {
 #[pin_data]
 pub(crate) struct Controller {
     dev: ARef<Device>,
-    admin: Arc<Queue>,
-    io: Arc<Queue>,
+    admin: Arc<AdminQueue>,
+    io: Arc<IoQueuePair>,
     block_size: u32,
     #[pin]
     buffer: Mutex<Buffer>,
@@ -104,8 +107,8 @@ impl Controller {
     /// The controller behind the nodes: its admin queue and I/O queue 1.
     pub(crate) fn new(
         pdev: &pci::Device<Core<'_>>,
-        admin: &Arc<Queue>,
-        io: &Arc<Queue>,
+        admin: &Arc<AdminQueue>,
+        io: &Arc<IoQueuePair>,
     ) -> Result<Arc<Controller>> {
         let block_size = disk::identify_namespace(pdev, admin)?
             .block_size()
@@ -222,18 +225,17 @@ impl Controller {
             prp1: prps.prp1,
             prp2: prps.prp2,
             cdw: c.cdw,
+            sgl: false,
         };
         let timeout = match c.timeout_ms {
             0 => ADMIN_TIMEOUT,
             ms => Delta::from_millis(ms.min(MAX_TIMEOUT_MS).into()),
         };
-        let queue = match target {
-            Target::Admin => &self.admin,
-            Target::Io => &self.io,
+        let submitted = match target {
+            Target::Admin => self.admin.submit_any(&self.dev, &cmd, timeout),
+            Target::Io => self.io.submit_any(&self.dev, &cmd, timeout),
         };
-        let cqe = queue
-            .submit_any(&self.dev, &cmd, timeout)
-            .inspect_err(|e| {
+        let cqe = submitted.inspect_err(|e| {
                 // Timed out or interrupted: the command is still the
                 // controller's, and so is the buffer.
                 if *e == ETIMEDOUT || *e == EINTR {

@@ -70,9 +70,13 @@ use crate::{
             read_write,
             IoError, //
         },
-        prp, //
+        prp,
+        queue::{
+            AdminQueue,
+            Pending,
+            QueuePair, //
+        }, //
     },
-    queue::Queue,
     request,
     ADMIN_TIMEOUT, //
 };
@@ -146,13 +150,6 @@ pub(crate) struct InFlight {
 // ANCHOR_END: in_flight
 
 impl InFlight {
-    /// Whether its command describes the data with an SGL.
-    pub(crate) fn uses_sgl(&self) -> bool {
-        self.mapping.as_ref().is_some_and(|m| m.is_sgl())
-    }
-}
-
-impl InFlight {
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
@@ -186,12 +183,15 @@ impl InFlight {
         Ok(Some(cmd))
     }
     // ANCHOR_END: next_command
+}
 
+// ANCHOR: pending
+impl Pending for InFlight {
     // ANCHOR: finish
     /// Called by the queue's interrupt handler with the completion of the
     /// piece in flight: sends the next piece, or ends the request (with
     /// the data copied out, for a Read), or fails it.
-    pub(crate) fn finish(mut self, queue: &Queue, cqe: Completion) {
+    fn finish(mut self, queue: &QueuePair<Self>, cqe: Completion) {
         let result = match io_error(cqe.status) {
             Err(e) => {
                 pr_err!(
@@ -209,7 +209,7 @@ impl InFlight {
             Ok(()) => {
                 self.done += self.piece;
                 match self.next_command() {
-                    Ok(Some(cmd)) => match queue.issue(cqe.cid, &cmd, self, true) {
+                    Ok(Some(cmd)) => match queue.issue(cqe.cid, &cmd, self) {
                         Ok(()) => return,
                         Err((e, back)) => {
                             self = back;
@@ -227,7 +227,10 @@ impl InFlight {
         request::end(self.rq, result);
     }
     // ANCHOR_END: finish
+}
+// ANCHOR_END: pending
 
+impl InFlight {
     /// For a Read: the data, from the bounce buffer to the request's pages.
     fn copy_out(&self) -> Result {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
@@ -251,9 +254,12 @@ fn to_errno(e: IoError) -> Error {
     }
 }
 
+/// An I/O queue of the disk: its commands carry the disk's requests.
+pub(crate) type IoQueuePair = QueuePair<InFlight>;
+
 /// One hardware queue of the disk: an I/O queue and its tags' buffers.
 struct HwQueue {
-    queue: Arc<Queue>,
+    queue: Arc<QueuePair<InFlight>>,
     bounces: KVec<Arc<Bounce>>,
 }
 
@@ -329,8 +335,11 @@ impl Disk {
                 self.with_sgl.fetch_add(1, Relaxed);
             }
             let blocks = mapping.len() >> self.lba_shift;
-            let cmd =
-                read_write(opcode, NSID, lba, blocks, request::is_fua(&rq), prps).ok_or(EINVAL)?;
+            let cmd = Command {
+                // PRP1/PRP2 hold an SGL descriptor, not PRP entries.
+                sgl: mapping.is_sgl(),
+                ..read_write(opcode, NSID, lba, blocks, request::is_fua(&rq), prps).ok_or(EINVAL)?
+            };
             let r = InFlight {
                 fua: request::is_fua(&rq),
                 rq,
@@ -347,7 +356,7 @@ impl Disk {
             self.mapped.fetch_add(1, Relaxed);
             return hw
                 .queue
-                .issue(tag, &cmd, r, is_last)
+                .issue_batched(tag, &cmd, r, is_last)
                 .map_err(|(e, _request)| e);
         }
         // ANCHOR_END: zero_copy
@@ -377,7 +386,7 @@ impl Disk {
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
         hw.queue
-            .issue(tag, &cmd, r, is_last)
+            .issue_batched(tag, &cmd, r, is_last)
             .map_err(|(e, _request)| e)
     }
 }
@@ -481,8 +490,8 @@ impl SendDisk {
 /// has (for the test: reads there fail on the controller).
 pub(crate) fn create(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
-    io: &[IoQueue],
+    admin: &AdminQueue,
+    io: &[IoQueue<InFlight>],
     id: &IdCtrl,
     cap: &Cap,
     extra_blocks: u64,
@@ -564,7 +573,7 @@ pub(crate) fn create(
 /// writes (`BLK_FEAT_WRITE_CACHE`), so the block layer never sends a Flush
 /// and drops FUA: `fsync` would return while the data sits in a cache a
 /// power cut loses. Write-through, a completed Write is on the media.
-fn write_through(pdev: &pci::Device<Core<'_>>, admin: &Queue) {
+fn write_through(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) {
     let cmd = Command::set_features(feature::VOLATILE_WRITE_CACHE, 0);
     match admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
         Ok(_) => dev_info!(
@@ -593,7 +602,7 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, id: &IdCtrl) -> bool {
 // ANCHOR_END: supports_sgl
 
 /// Identify Namespace 1 (the nvme-cli nodes ask it too).
-pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &Queue) -> Result<IdNs> {
+pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result<IdNs> {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
     let cmd = Command::identify(cns::NAMESPACE, NSID, page.dma_address());
     if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {

@@ -44,12 +44,8 @@ mod bring_up;
 #[allow(dead_code)]
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-#[path = "../../solutions/08-io-queues/registers.rs"]
-mod registers;
 // Stage 09's files, unchanged: the requests, the NVM commands, PRPs, the
 // handler.
-#[path = "../../solutions/09-blk-mq/irq_handler.rs"]
-mod irq_handler;
 #[path = "../../solutions/09-blk-mq/request.rs"]
 mod request;
 // Stage 12's workqueue of the module's own, for the watchdog.
@@ -58,7 +54,6 @@ mod owned_queue;
 // Stage 09's queue, changed: requests remember when they were issued, and
 // can be cancelled. Stage 09's disk, changed: zero copy (`dma_map`).
 mod disk;
-mod queue;
 // New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
 // deleted while open.
 mod affinity;
@@ -76,7 +71,10 @@ use chardev::{
     Controller,
     Nodes, //
 };
-use disk::SendDisk;
+use disk::{
+    InFlight,
+    SendDisk, //
+};
 use nvme::{
     cap::Cap,
     controller,
@@ -84,6 +82,15 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
+    irq_handler::{
+        QueueIrq,
+        QueueIrqs, //
+    },
+    queue::{
+        AdminQueue,
+        NoRequests, //
+    },
+    registers::Registers,
     regs::{
         self,
         log_identity,
@@ -95,13 +102,10 @@ use io_queues::{
     IoQueue,
     IO_DEPTH, //
 };
-use irq_handler::QueueIrq;
 use lingering::{
     Lingering,
     OpenDisk, //
 };
-use queue::Queue;
-use registers::Registers;
 use watchdog::Watchdog;
 
 // ANCHOR: table
@@ -146,19 +150,19 @@ struct RNvme<'b> {
     #[pin]
     disk: Mutex<Option<SendDisk>>,
     /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    io_irqs: QueueIrqs<'b, InFlight>,
     /// The I/O queue pairs: deleted by `unbind`.
-    io: KVec<IoQueue>,
+    io: KVec<IoQueue<InFlight>>,
     /// The admin queue's handler: `free_irq` when dropped, which waits for
     /// a handler still running on another CPU.
     #[pin]
-    irq: irq::Registration<'b, QueueIrq>,
+    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
     /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
     vectors: IrqVectorRegistration<'b>,
     /// The capabilities read at probe time.
     cap: Cap,
     /// The admin queue pair, shared with its handler.
-    admin: Arc<Queue>,
+    admin: Arc<AdminQueue>,
     /// The registers, shared by every queue.
     regs: Arc<Registers>,
     /// What Identify Controller said.
@@ -212,7 +216,7 @@ impl pci::Driver for RNvmeDriver {
             // `DevresBar`. From here on, an error drops `admin`, which
             // disables the controller before its memory is freed.
             let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
             // ANCHOR_END: enable
 
             // ANCHOR: register

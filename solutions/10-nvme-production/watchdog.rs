@@ -34,9 +34,15 @@ use kernel::{
 };
 
 use crate::{
-    nvme::command::Command,
+    disk::IoQueuePair,
+    nvme::{
+        command::Command,
+        queue::{
+            AdminQueue,
+            Pending, //
+        }, //
+    },
     owned_queue::OwnedQueue,
-    queue::Queue, //
 };
 
 /// How long the watchdog waits for the answer to an Abort.
@@ -53,8 +59,8 @@ struct Aborted {
 /// What the watchdog works on, shared with its work item.
 struct Watched {
     dev: ARef<Device>,
-    admin: Arc<Queue>,
-    io: KVec<Arc<Queue>>,
+    admin: Arc<AdminQueue>,
+    io: KVec<Arc<IoQueuePair>>,
     timeout: Delta,
     /// Set by `stop`: the work item returns at its next look.
     stop: Atomic<bool>,
@@ -75,8 +81,8 @@ impl Watchdog {
     /// Starts watching the I/O queues `io` with a timeout of `timeout`.
     pub(crate) fn start(
         dev: &Device,
-        admin: &Arc<Queue>,
-        io: &[Arc<Queue>],
+        admin: &Arc<AdminQueue>,
+        io: &[Arc<IoQueuePair>],
         timeout: Delta,
     ) -> Result<Watchdog> {
         let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;

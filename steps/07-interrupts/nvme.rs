@@ -4,8 +4,9 @@
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!
-//! Every file comes from the stages before it or from `solutions/lib/nvme/`,
-//! which holds the library's given files (no exercise is ever answered there).
+//! This stage writes `completion.rs`; the other files come
+//! from the stages before it and from `solutions/lib/nvme/`, which holds
+//! the library's given files (no exercise is ever answered there).
 //!
 //! A stage uses part of what these files offer, so unused items are no
 //! warning here.
@@ -15,10 +16,18 @@
 pub(crate) mod cap;
 #[path = "../../solutions/lib/nvme/command.rs"]
 pub(crate) mod command;
+#[path = "completion.rs"]
+pub(crate) mod completion;
 #[path = "../../solutions/05-nvme-reset/controller.rs"]
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/lib/nvme/irq_handler.rs"]
+pub(crate) mod irq_handler;
+#[path = "../../solutions/lib/nvme/queue.rs"]
+pub(crate) mod queue;
+#[path = "../../solutions/lib/nvme/registers.rs"]
+pub(crate) mod registers;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
 #[path = "../../solutions/06-admin-queue/ring.rs"]

@@ -17,7 +17,6 @@ use kernel::{
 };
 
 use crate::{
-    irq_handler::QueueIrq,
     nvme::{
         command::{
             admin_opc,
@@ -29,10 +28,18 @@ use crate::{
         identify::{
             IdNs,
             IDENTIFY_SIZE, //
-        }, //
+        },
+        irq_handler::{
+            QueueIrq,
+            QueueIrqs, //
+        },
+        queue::{
+            AdminQueue,
+            Pending,
+            QueuePair, //
+        },
+        registers::Registers, //
     },
-    queue::Queue,
-    registers::Registers,
     ADMIN_TIMEOUT, //
 };
 
@@ -45,8 +52,11 @@ const PATTERN_BLOCK: usize = 512;
 const PATTERN_BLOCKS: u64 = 2048;
 
 /// An I/O queue pair and the interrupt vector its completions arrive on.
-pub(crate) struct IoQueue {
-    pub(crate) queue: Arc<Queue>,
+/// `P` is what its commands carry: nothing in stage 08
+/// ([`NoRequests`](crate::nvme::queue::NoRequests)), the disk's requests
+/// from stage 09 on.
+pub(crate) struct IoQueue<P: Pending> {
+    pub(crate) queue: Arc<QueuePair<P>>,
     pub(crate) vector: u32,
 }
 
@@ -54,7 +64,7 @@ pub(crate) struct IoQueue {
 /// Asks for `wanted` I/O queue pairs (Set Features, Number of Queues) and
 /// returns how many the controller grants: fewer, or (QEMU does) more; the
 /// driver uses no more than it wanted.
-pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &Queue, wanted: u16) -> Result<u16> {
+pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, wanted: u16) -> Result<u16> {
     // TODO (exercise 1): Ask for `wanted` I/O queue pairs with Set Features
     // (`admin_opc::SET_FEATURES`), feature `feature::NUMBER_OF_QUEUES` in CDW10, and in
     // CDW11 the number of SQs (bits 15:0) and of CQs (bits 31:16) wanted,
@@ -87,13 +97,13 @@ pub(crate) const fn vector_of(qid: u16, vectors: u32) -> u32 {
 /// Creates I/O queue pairs 1..=`count`: for each, a completion queue on its
 /// vector with interrupts enabled, then a submission queue that posts to it.
 /// (A CQ must exist before an SQ can name it.)
-pub(crate) fn create(
+pub(crate) fn create<P: Pending>(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
+    admin: &AdminQueue,
     regs: &Arc<Registers>,
     count: u16,
     vectors: u32,
-) -> Result<KVec<IoQueue>> {
+) -> Result<KVec<IoQueue<P>>> {
     // TODO (exercise 2): For each qid in 1..=count:
     // 1. `Queue::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
     // 2. its vector: `vector_of(qid, vectors)`;
@@ -126,7 +136,11 @@ pub(crate) fn create(
 // ANCHOR: delete
 /// Deletes the I/O queues, last first, each SQ before its CQ (a CQ cannot
 /// be deleted while an SQ still posts to it). Returns how many.
-pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]) -> Result<usize> {
+pub(crate) fn delete<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &AdminQueue,
+    io: &[IoQueue<P>],
+) -> Result<usize> {
     // TODO (exercise 3): For each queue of `io`, last first: Delete I/O SQ
     // (`admin_opc::DELETE_IO_SQ`), then Delete I/O CQ (`admin_opc::DELETE_IO_CQ`), each
     // with the queue ID (`q.queue.qid()`) in CDW10, submitted on `admin`
@@ -142,10 +156,10 @@ pub(crate) fn delete(pdev: &pci::Device<Core<'_>>, admin: &Queue, io: &[IoQueue]
 /// Registers one handler per I/O queue on the queue's vector. Queues that
 /// share a vector get one handler each on the same interrupt (`SHARED`):
 /// each reaps its own queue.
-pub(crate) fn register<'b>(
+pub(crate) fn register<'b, P: Pending>(
     vectors: &'b IrqVectorRegistration<'b>,
-    io: &[IoQueue],
-) -> Result<KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>> {
+    io: &[IoQueue<P>],
+) -> Result<QueueIrqs<'b, P>> {
     let mut handlers = KVec::with_capacity(io.len(), GFP_KERNEL)?;
     for q in io {
         let request = vectors.index(usize::try_from(q.vector)?)?.into();
@@ -195,10 +209,10 @@ fn is_pattern(block: &[u8], n: u64) -> bool {
 /// each queue, reads `reads` blocks of the pattern the host wrote before
 /// boot and compares them, then writes a block of its own past the pattern
 /// and reads it back.
-pub(crate) fn exercise(
+pub(crate) fn exercise<P: Pending>(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
-    io: &[IoQueue],
+    admin: &AdminQueue,
+    io: &[IoQueue<P>],
     reads: u32,
 ) -> Result {
     let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
@@ -212,10 +226,10 @@ pub(crate) fn exercise(
 }
 
 /// `exercise`, with the page to read into and write from.
-fn exercise_with(
+fn exercise_with<P: Pending>(
     pdev: &pci::Device<Core<'_>>,
-    admin: &Queue,
-    io: &[IoQueue],
+    admin: &AdminQueue,
+    io: &[IoQueue<P>],
     reads: u32,
     page: &Coherent<[u8]>,
 ) -> Result {

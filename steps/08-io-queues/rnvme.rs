@@ -34,17 +34,11 @@ use kernel::{
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
 // Stage 07's handler and queue, changed: any queue ID, shared registers.
-#[path = "../../solutions/08-io-queues/irq_handler.rs"]
-mod irq_handler;
-#[path = "../../solutions/08-io-queues/queue.rs"]
-mod queue;
 // New in stage 08: stage 07's bring-up, moved out of this file; the I/O
 // queues; the shared registers.
 #[path = "../../solutions/08-io-queues/bring_up.rs"]
 mod bring_up;
 mod io_queues;
-#[path = "../../solutions/08-io-queues/registers.rs"]
-mod registers;
 
 use bring_up::{
     bring_up,
@@ -57,6 +51,15 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
+    irq_handler::{
+        QueueIrq,
+        QueueIrqs, //
+    },
+    queue::{
+        AdminQueue,
+        NoRequests, //
+    },
+    registers::Registers,
     regs::{
         self,
         log_identity,
@@ -65,9 +68,6 @@ use nvme::{
     }, //
 };
 use io_queues::IoQueue;
-use irq_handler::QueueIrq;
-use queue::Queue;
-use registers::Registers;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -96,19 +96,19 @@ pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 struct RNvme<'b> {
     pdev: &'b pci::Device,
     /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: KVec<Pin<KBox<irq::Registration<'b, QueueIrq>>>>,
+    io_irqs: QueueIrqs<'b, NoRequests>,
     /// The I/O queue pairs: deleted by `unbind`.
-    io: KVec<IoQueue>,
+    io: KVec<IoQueue<NoRequests>>,
     /// The admin queue's handler: `free_irq` when dropped, which waits for
     /// a handler still running on another CPU.
     #[pin]
-    irq: irq::Registration<'b, QueueIrq>,
+    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
     /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
     vectors: IrqVectorRegistration<'b>,
     /// The capabilities read at probe time.
     cap: Cap,
     /// The admin queue pair, shared with its handler.
-    admin: Arc<Queue>,
+    admin: Arc<AdminQueue>,
     /// The registers, shared by every queue.
     regs: Arc<Registers>,
     /// What Identify Controller said.
@@ -162,7 +162,7 @@ impl pci::Driver for RNvmeDriver {
             // `DevresBar`. From here on, an error drops `admin`, which
             // disables the controller before its memory is freed.
             let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = Queue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
+            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
             // ANCHOR_END: enable
 
             // ANCHOR: register

@@ -41,9 +41,13 @@ use kernel::{
 };
 
 use crate::{
-    disk,
+    disk::{
+        self,
+        IoQueuePair, //
+    },
     nvme::{
         command::Command,
+        queue::AdminQueue,
         prp, //
     },
     passthru::{
@@ -53,7 +57,6 @@ use crate::{
         Target,
         NVME_IOCTL_ID, //
     },
-    queue::Queue,
     ADMIN_TIMEOUT, //
 };
 
@@ -92,8 +95,8 @@ struct Buffer {
 #[pin_data]
 pub(crate) struct Controller {
     dev: ARef<Device>,
-    admin: Arc<Queue>,
-    io: Arc<Queue>,
+    admin: Arc<AdminQueue>,
+    io: Arc<IoQueuePair>,
     block_size: u32,
     #[pin]
     buffer: Mutex<Buffer>,
@@ -104,8 +107,8 @@ impl Controller {
     /// The controller behind the nodes: its admin queue and I/O queue 1.
     pub(crate) fn new(
         pdev: &pci::Device<Core<'_>>,
-        admin: &Arc<Queue>,
-        io: &Arc<Queue>,
+        admin: &Arc<AdminQueue>,
+        io: &Arc<IoQueuePair>,
     ) -> Result<Arc<Controller>> {
         let block_size = disk::identify_namespace(pdev, admin)?
             .block_size()

@@ -23,6 +23,10 @@ pub(crate) struct Command {
     pub(crate) prp2: u64,
     /// Command-specific dwords 10 to 15.
     pub(crate) cdw: [u32; 6],
+    /// PSDT 01b (CDW0 bits 15:14): PRP1 and PRP2 hold an SGL descriptor
+    /// instead of PRP entries (stage 10's zero copy, on controllers that
+    /// take SGLs).
+    pub(crate) sgl: bool,
 }
 
 
@@ -35,6 +39,7 @@ impl Command {
             prp1,
             prp2: 0,
             cdw: [cns, 0, 0, 0, 0, 0],
+            sgl: false,
         }
     }
 
@@ -48,6 +53,7 @@ impl Command {
             prp1: 0,
             prp2: 0,
             cdw: [fid, value, 0, 0, 0, 0],
+            sgl: false,
         }
     }
 
@@ -60,6 +66,7 @@ impl Command {
             prp2: 0,
             // Submission queue in 15:0, command identifier in 31:16.
             cdw: [(cid as u32) << 16 | sqid as u32, 0, 0, 0, 0, 0],
+            sgl: false,
         }
     }
 
@@ -72,6 +79,7 @@ impl Command {
             prp1: 0,
             prp2: 0,
             cdw: [0; 6],
+            sgl: false,
         }
     }
 
@@ -93,6 +101,7 @@ impl Command {
                 0,
                 0,
             ],
+            sgl: false,
         }
     }
     // ANCHOR_END: builders
@@ -102,8 +111,9 @@ impl Command {
     /// Dwords are little-endian in memory; on x86 a `u32` already is.
     pub(crate) const fn to_dwords(self, cid: u16) -> [u32; 16] {
         [
-            // CDW0: opcode, fused operation 0, PRPs (PSDT 0), identifier.
-            self.opcode as u32 | (cid as u32) << 16,
+            // CDW0: opcode, fused operation 0, PSDT (00b PRPs, 01b an SGL),
+            // identifier.
+            self.opcode as u32 | (self.sgl as u32) << 14 | (cid as u32) << 16,
             self.nsid,
             0,
             0,

@@ -52,6 +52,7 @@ pub(crate) fn read_write(
             0,
             0,
         ],
+        sgl: false,
     })
 }
 

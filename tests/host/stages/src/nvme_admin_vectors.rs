@@ -127,6 +127,7 @@ fn nvme_every_sqe_field_lands_in_its_dword() {
         prp1: 0x0123_4567_89ab_c000,
         prp2: 0xfedc_ba98_7654_3000,
         cdw: [0x1010_1010, 0x1111_1111, 0x1212_1212, 0x1313_1313, 0x1414_1414, 0x1515_1515],
+        sgl: false,
     };
     let dw = cmd.to_dwords(0xffff);
     assert_eq!(dw[0], 0xffff_00ab, "CDW0: CID 0xffff, FUSE/PSDT 0, OPC 0xab");
@@ -139,6 +140,19 @@ fn nvme_every_sqe_field_lands_in_its_dword() {
         [0x1010_1010, 0x1111_1111, 0x1212_1212, 0x1313_1313, 0x1414_1414, 0x1515_1515],
         "CDW10-15"
     );
+}
+
+#[test]
+fn nvme_sgl_sets_psdt_01b_and_nothing_else() {
+    // PSDT is CDW0 bits 15:14: 01b says PRP1/PRP2 hold an SGL descriptor.
+    // Nothing else of the entry changes.
+    let prp = Command { opcode: 0x02, nsid: 1, prp1: 0x1000, prp2: 0x10, ..Command::default() };
+    let sgl = Command { sgl: true, ..prp };
+    let (a, b) = (prp.to_dwords(7), sgl.to_dwords(7));
+    assert_eq!(b[0], a[0] | 1 << 14, "CDW0 gains bit 14 only");
+    assert_eq!((b[0] >> 14) & 0b11, 0b01, "PSDT 01b");
+    assert_eq!(a[1..], b[1..], "dwords 1-15 unchanged");
+    assert_eq!(prp.to_dwords(7)[0] >> 14 & 0b11, 0, "PSDT 00b: PRPs");
 }
 
 #[test]

@@ -178,7 +178,7 @@ fn nvme_io_flush_sqe_dwords() {
     assert_eq!(dw, [0x0007_0000, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
     assert_eq!(
         flush(0xffff_ffff),
-        Command { opcode: 0, nsid: 0xffff_ffff, prp1: 0, prp2: 0, cdw: [0; 6] }
+        Command { opcode: 0, nsid: 0xffff_ffff, prp1: 0, prp2: 0, cdw: [0; 6], sgl: false }
     );
 }
 

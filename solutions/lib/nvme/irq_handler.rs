@@ -1,32 +1,39 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! A queue's interrupt handler (the admin queue's, or an I/O queue's).
+//!
+//! Part of the NVMe library (`nvme::irq_handler`), from stage 08 on.
 
 use kernel::{
     irq::{
+        self,
         Handler,
         IrqReturn, //
     },
+    prelude::*,
     sync::Arc, //
 };
 
-use crate::queue::Queue;
+use super::queue::{
+    Pending,
+    QueuePair, //
+};
 
 // ANCHOR: handler
 /// The handler owns what it needs: a reference to its queue. The
 /// kernel calls it with no argument, in hard interrupt context (no
 /// sleeping, no `GFP_KERNEL`, no mutex), possibly on another CPU than the
 /// submitter's.
-pub(crate) struct QueueIrq(pub(crate) Arc<Queue>);
+pub(crate) struct QueueIrq<P: Pending>(pub(crate) Arc<QueuePair<P>>);
 
-impl Handler for QueueIrq {
+impl<P: Pending> Handler for QueueIrq<P> {
     fn handle(&self) -> IrqReturn {
         // A shared vector also fires for the other queues on it (and a
         // shared INTx line for other devices): "not ours" when there was
         // nothing to reap lets the kernel tell a stuck line.
         let reaped = self.0.reap();
-        // Stage 09: the block requests among them, finished with the
-        // queue's lock released (finishing one may submit its next piece).
+        // The block requests among them (stage 09), each finished with the
+        // queue's lock released: finishing one may submit its next piece.
         while let Some((cqe, request)) = self.0.take_finished() {
             request.finish(&self.0, cqe);
         }
@@ -38,3 +45,8 @@ impl Handler for QueueIrq {
     }
 }
 // ANCHOR_END: handler
+
+/// The handlers of a set of queues, registered on their vectors: each
+/// borrows the vectors' registration (`'b`) and is pinned in a box of its
+/// own.
+pub(crate) type QueueIrqs<'b, P> = KVec<Pin<KBox<irq::Registration<'b, QueueIrq<P>>>>>;

@@ -2,6 +2,8 @@
 
 //! The controller's registers, shared by every queue: each rings its own
 //! doorbells, from process context and from its interrupt handler.
+//!
+//! Part of the NVMe library (`nvme::registers`), from stage 08 on.
 
 use kernel::{
     device::{
@@ -18,7 +20,7 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::nvme::{
+use super::{
     cap::Cap,
     regs::{
         Bar0,

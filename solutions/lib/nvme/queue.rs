@@ -6,22 +6,27 @@
 //! handler reaps the completions, hands each to its submitter and wakes
 //! them.
 //!
-//! Stage 07's `AdminQueue` was queue 0 and owned the registers; a `Queue`
-//! has any queue ID and shares the registers with the others.
+//! Part of the NVMe library (`nvme::queue`), from stage 08 on (stage 07's
+//! `AdminQueue` was queue 0 alone and owned the registers; a `QueuePair` has
+//! any queue ID and shares the registers with the others).
 //!
-//! Stage 09: an I/O queue also carries block requests, which nobody waits
-//! for: `issue` submits one with its tag as identifier, and the handler
-//! takes each finished one (`take_finished`) to complete it after it has
-//! dropped the lock.
+//! A queue also carries commands nobody sleeps on: a block request's
+//! (stage 09). What such a command carries is the queue's parameter `P`
+//! ([`Pending`]): the admin queue carries none ([`NoRequests`]), the disk's
+//! I/O queues carry its in-flight requests. `issue` submits one with its
+//! tag as identifier, and the handler takes each finished one
+//! (`take_finished`) and ends it (`Pending::finish`) after it has dropped
+//! the lock. The queue knows nothing else of them: no two of the library's
+//! files and the disk import each other.
 //!
-//! Stage 10: a command the controller never answers must not hang anyone.
-//! Each request's slot remembers when it was issued, so the watchdog can
-//! find the oldest (`oldest_request`); and when the controller is given up
-//! (a timeout it would not abort, or the device is gone), `cancel_next`
-//! hands every request back with a status the driver makes up, as the
-//! controller would have failed it, and the queue refuses new commands.
-//! Passthrough commands from user space share an I/O queue with the disk's
-//! requests: they take identifiers above the tags (`reserve_tags`).
+//! A command the controller never answers must not hang anyone (stage 10).
+//! Each request's slot remembers when it was issued, so a watchdog can find
+//! the oldest (`oldest_request`); and when the controller is given up (a
+//! timeout it would not abort, or the device is gone), `cancel_next` hands
+//! every request back with a status the driver makes up, as the controller
+//! would have failed it, and the queue refuses new commands. Passthrough
+//! commands from user space share an I/O queue with the disk's requests:
+//! they take identifiers above the tags (`reserve_tags`).
 
 use kernel::{
     device::{
@@ -44,39 +49,60 @@ use kernel::{
         },
         Arc,
         CondVar,
-        CondVarTimeoutResult,
-        SpinLockIrq,
-        SpinLockIrqGuard, //
+        SpinLockIrq, //
     },
     time::{
-        msecs_to_jiffies,
         Delta,
         Instant,
         Monotonic, //
     }, //
 };
 
-use crate::{
-    disk::InFlight,
-    nvme::{
-        command::{
-            phase_of,
-            Command,
-            Completion,
-            Status, //
-        },
-        ring::{
-            CqRing,
-            SqRing, //
-        }, //
+use super::{
+    command::{
+        phase_of,
+        Command,
+        Completion,
+        Status, //
     },
-    registers::Registers, //
+    registers::Registers,
+    regs::Bar0,
+    ring::{
+        CqRing,
+        SqRing, //
+    }, //
 };
+
+// ANCHOR: pending
+/// What a command that nobody sleeps on carries while the controller works
+/// on it (a block request), and how it ends.
+pub(crate) trait Pending: Sized + Send + 'static {
+    /// Ends the command with its completion: called by the interrupt
+    /// handler (or, for a cancelled command, by whoever gave the controller
+    /// up) with no lock of the queue held, so it may submit again to
+    /// `queue` (the next piece of a transfer).
+    fn finish(self, queue: &QueuePair<Self>, cqe: Completion);
+}
+
+/// The parameter of a queue that carries no requests (the admin queue, and
+/// stage 08's I/O queues): there is no value of this type, so `issue`
+/// cannot be called on such a queue.
+pub(crate) enum NoRequests {}
+
+impl Pending for NoRequests {
+    fn finish(self, _queue: &QueuePair<Self>, _cqe: Completion) {
+        match self {}
+    }
+}
+
+/// The admin queue: it carries no requests.
+pub(crate) type AdminQueue = QueuePair<NoRequests>;
+// ANCHOR_END: pending
 
 // ANCHOR: slot
 /// What a command identifier (CID) is doing. The identifier is the index
 /// of its slot.
-enum Slot {
+pub(super) enum Slot<P> {
     /// Free for the next command.
     Free,
     /// Submitted; its submitter sleeps until the handler fills it in.
@@ -90,24 +116,24 @@ enum Slot {
     Abandoned,
     /// A block request's command, submitted by `issue` (the identifier is
     /// the request's tag) at the given time; nobody sleeps on it.
-    Request(InFlight, Instant<Monotonic>),
+    Request(P, Instant<Monotonic>),
     /// Its completion came; the handler finishes it (`take_finished`).
-    Finished(Completion, InFlight),
+    Finished(Completion, P),
 }
 // ANCHOR_END: slot
 
 // ANCHOR: rings
 /// What the submitters and the handler share, under the lock.
-struct Rings {
-    sq: SqRing,
-    cq: CqRing,
+pub(super) struct Rings<P> {
+    pub(super) sq: SqRing,
+    pub(super) cq: CqRing,
     /// One slot per command identifier.
-    slots: KVec<Slot>,
+    slots: KVec<Slot<P>>,
     /// Where the search for a free identifier starts: identifiers go round,
     /// as a hint for the reader of a trace.
     next_cid: u16,
     /// Completions reaped by the interrupt handler, in all.
-    reaped: u64,
+    pub(super) reaped: u64,
     /// The identifiers whose slot is `Finished`, one bit each.
     finished: u64,
     /// The first identifier `submit` may use: the ones below are the disk's
@@ -120,7 +146,7 @@ struct Rings {
     unrung: bool,
 }
 
-impl Rings {
+impl<P> Rings<P> {
     /// Claims a free identifier for a new command.
     fn claim_cid(&mut self) -> Option<u16> {
         let n = self.slots.len();
@@ -138,15 +164,28 @@ impl Rings {
     }
 
     /// The slot of identifier `cid`, if there is one.
-    fn slot(&mut self, cid: u16) -> Option<&mut Slot> {
+    pub(super) fn slot(&mut self, cid: u16) -> Option<&mut Slot<P>> {
         self.slots.get_mut(usize::from(cid))
+    }
+
+    /// Completion `cqe` is a block request's (its slot is
+    /// `Slot::Request`): it becomes `Finished`, for the interrupt handler
+    /// to take (`QueuePair::take_finished`) once the lock is dropped:
+    /// finishing a request may submit again, to this queue.
+    pub(super) fn finish_later(&mut self, cqe: Completion) {
+        if let Some(slot) = self.slots.get_mut(usize::from(cqe.cid)) {
+            if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
+                *slot = Slot::Finished(cqe, r);
+                self.finished |= 1u64 << cqe.cid;
+            }
+        }
     }
 }
 // ANCHOR_END: rings
 
 // ANCHOR: queue
-/// A queue pair. Shared in an `Arc` by the driver data and the interrupt
-/// handler.
+/// A queue pair whose block requests (if any) carry a `P`. Shared in an
+/// `Arc` by the driver data and the interrupt handler.
 ///
 /// # Invariants
 ///
@@ -155,7 +194,7 @@ impl Rings {
 /// I/O queue deleted with Delete I/O SQ/CQ is not used either, but drop
 /// cannot know that it was, so it always disables.
 #[pin_data(PinnedDrop)]
-pub(crate) struct Queue {
+pub(crate) struct QueuePair<P: Pending> {
     /// The queue ID: 0 for the admin queue, 1.. for I/O queues.
     qid: u16,
     /// The registers: the handler rings the CQ head doorbell.
@@ -165,19 +204,19 @@ pub(crate) struct Queue {
     /// Completion queue entries: 16 bytes each, written by the controller.
     cq_mem: Coherent<[[u32; 4]]>,
     sq_doorbell: usize,
-    cq_doorbell: usize,
+    pub(super) cq_doorbell: usize,
     /// Taken by the handler in hard interrupt context, so the lock
     /// disables interrupts (a plain spinlock held by a submitter when the
     /// interrupt arrives on the same CPU would deadlock).
     #[pin]
-    rings: SpinLockIrq<Rings>,
+    pub(super) rings: SpinLockIrq<Rings<P>>,
     /// Submitters sleep on it; the handler wakes them all after it reaped.
     #[pin]
-    completed: CondVar,
+    pub(super) completed: CondVar,
 }
 // ANCHOR_END: queue
 
-impl Queue {
+impl<P: Pending> QueuePair<P> {
     // ANCHOR: new
     /// Allocates queue pair `qid` with `depth` entries in each ring, and one
     /// identifier per entry.
@@ -186,7 +225,7 @@ impl Queue {
         regs: Arc<Registers>,
         qid: u16,
         depth: u16,
-    ) -> Result<Arc<Queue>> {
+    ) -> Result<Arc<Self>> {
         // One bit per identifier in `finished`.
         if depth > 64 {
             return Err(EINVAL);
@@ -207,7 +246,7 @@ impl Queue {
             unrung: false,
         };
         Arc::pin_init(
-            try_pin_init!(Queue {
+            try_pin_init!(Self {
                 sq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
                 cq_mem: Coherent::zeroed_slice(dev, depth.into(), GFP_KERNEL)?,
                 sq_doorbell: regs.cap().sq_tail_doorbell(qid),
@@ -225,6 +264,12 @@ impl Queue {
     /// Disables the controller: afterwards it touches no queue's memory.
     pub(crate) fn disable_controller(&self) -> Result {
         self.regs.disable()
+    }
+
+    /// The registers, for process context (the caller proves the device is
+    /// bound).
+    pub(crate) fn bar<'a>(&'a self, dev: &'a Device<Bound>) -> Result<&'a Bar0<'a>> {
+        self.regs.bar(dev)
     }
 
     /// The queue ID.
@@ -258,7 +303,7 @@ impl Queue {
     }
 
     /// Writes `value` to the doorbell at `offset`.
-    fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
+    pub(super) fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
         self.regs.ring_doorbell(value, offset)
     }
 
@@ -290,7 +335,7 @@ impl Queue {
         Ok(cqe)
     }
 
-    /// Submits `cmd` and sleeps until it completes, as [`Queue::submit`],
+    /// Submits `cmd` and sleeps until it completes, as [`QueuePair::submit`],
     /// but returns its completion whatever its status (for passthrough
     /// commands, whose caller wants the status).
     pub(crate) fn submit_any(
@@ -334,100 +379,25 @@ impl Queue {
     }
     // ANCHOR_END: submit
 
-    // ANCHOR: wait
-    /// Sleeps until the handler has completed identifier `cid`, for at most
-    /// `ms` milliseconds, and frees the identifier; or marks it abandoned.
-    fn wait_for(
-        &self,
-        rings: &mut SpinLockIrqGuard<'_, Rings>,
-        cid: u16,
-        ms: u32,
-    ) -> Result<Completion> {
-        let mut left = msecs_to_jiffies(ms);
-        loop {
-            // The handler may have come before we sleep, or between two
-            // wake-ups for other commands: always look first.
-            let slot = rings.slot(cid).ok_or(EINVAL)?;
-            if let Slot::Done(cqe) = slot {
-                let cqe = *cqe;
-                *slot = Slot::Free;
-                return Ok(cqe);
-            }
-            // Releases the lock while asleep, takes it again before return.
-            let err = match self.completed.wait_interruptible_timeout(rings, left) {
-                CondVarTimeoutResult::Woken { jiffies } => {
-                    left = jiffies;
-                    continue;
-                }
-                CondVarTimeoutResult::Timeout => ETIMEDOUT,
-                CondVarTimeoutResult::Signal { .. } => EINTR,
-            };
-            // Out of time: one last look, then leave the identifier to the
-            // controller.
-            let slot = rings.slot(cid).ok_or(EINVAL)?;
-            if let Slot::Done(cqe) = slot {
-                let cqe = *cqe;
-                *slot = Slot::Free;
-                return Ok(cqe);
-            }
-            *slot = Slot::Abandoned;
-            return Err(err);
-        }
-    }
-    // ANCHOR_END: wait
-
-    // ANCHOR: reap
-    /// Reaps every new completion; called by the interrupt handler. Returns
-    /// how many there were (0: the interrupt was not ours).
-    pub(crate) fn reap(&self) -> u32 {
-        let mut rings = self.rings.lock();
-        let mut n = 0;
-        while let Ok(Some(cqe)) = self.next_completion(&rings.cq) {
-            rings.cq.advance();
-            rings.sq.consumed_up_to(cqe.sq_head);
-            n += 1;
-            match rings.slot(cqe.cid) {
-                // Its submitter sleeps: hand the completion over.
-                Some(slot) if matches!(slot, Slot::Waiting) => *slot = Slot::Done(cqe),
-                // Its submitter gave up: the identifier is free again now.
-                Some(slot) if matches!(slot, Slot::Abandoned) => *slot = Slot::Free,
-                // A block request's: finished once the lock is dropped
-                // (finishing may submit again, to this queue).
-                Some(slot) if matches!(slot, Slot::Request(..)) => {
-                    if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
-                        *slot = Slot::Finished(cqe, r);
-                        rings.finished |= 1u64 << cqe.cid;
-                    }
-                }
-                // An answer to a command nobody sent: nothing to hand over.
-                _ => {}
-            }
-        }
-        if n > 0 {
-            // Hand the entries back; for INTx this also lowers the line.
-            let _ = self.ring_doorbell(rings.cq.head(), self.cq_doorbell);
-            rings.reaped += u64::from(n);
-            self.completed.notify_all();
-        }
-        n
-    }
-    // ANCHOR_END: reap
-
     // ANCHOR: issue
     /// Submits `cmd` for a block request, with identifier `tag`, and returns
     /// at once: the interrupt handler takes the request back with
-    /// [`Queue::take_finished`]. If the identifier is in use, or the
+    /// [`QueuePair::take_finished`]. If the identifier is in use, or the
     /// doorbell cannot be rung, the request comes back with the error.
-    ///
-    /// Stage 10: with `ring` false the doorbell is not rung: more commands
-    /// follow, and the last one (or [`Queue::commit`]) rings once for all.
-    pub(crate) fn issue(
+    pub(crate) fn issue(&self, tag: u16, cmd: &Command, request: P) -> Result<(), (Error, P)> {
+        self.issue_batched(tag, cmd, request, true)
+    }
+
+    /// [`QueuePair::issue`], but with `ring` false the doorbell is not
+    /// rung: more commands follow, and the last one (or
+    /// [`QueuePair::commit`]) rings once for all (stage 10).
+    pub(crate) fn issue_batched(
         &self,
         tag: u16,
         cmd: &Command,
-        request: InFlight,
+        request: P,
         ring: bool,
-    ) -> Result<(), (Error, InFlight)> {
+    ) -> Result<(), (Error, P)> {
         let mut rings = self.rings.lock();
         if rings.dead {
             return Err((ENODEV, request));
@@ -438,12 +408,7 @@ impl Queue {
         let Some(pos) = rings.sq.push() else {
             return Err((EBUSY, request));
         };
-        let mut dwords = cmd.to_dwords(tag);
-        if request.uses_sgl() {
-            // PSDT (CDW0 bits 15:14) 01b: the data pointer is an SGL.
-            dwords[0] |= 1 << 14;
-        }
-        let written = self.write_entry(pos, dwords);
+        let written = self.write_entry(pos, cmd.to_dwords(tag));
         if let Err(e) = written.and_then(|()| match ring {
             true => self.ring_doorbell(rings.sq.tail(), self.sq_doorbell),
             false => Ok(()),
@@ -479,7 +444,7 @@ impl Queue {
     }
 
     /// Takes a block request whose completion the handler reaped.
-    pub(crate) fn take_finished(&self) -> Option<(Completion, InFlight)> {
+    pub(crate) fn take_finished(&self) -> Option<(Completion, P)> {
         let mut rings = self.rings.lock();
         if rings.finished == 0 {
             return None;
@@ -523,7 +488,7 @@ impl Queue {
     ///
     /// Only after the controller is disabled (or gone): then it can no
     /// longer answer these commands, so nothing else ends them.
-    pub(crate) fn cancel_next(&self) -> Option<(Completion, InFlight)> {
+    pub(crate) fn cancel_next(&self) -> Option<(Completion, P)> {
         let mut rings = self.rings.lock();
         rings.dead = true;
         let mut woken = false;
@@ -558,7 +523,7 @@ impl Queue {
 
     /// The completion at the CQ's head, if the controller has posted a new
     /// one there.
-    fn next_completion(&self, cq: &CqRing) -> Result<Option<Completion>> {
+    pub(super) fn next_completion(&self, cq: &CqRing) -> Result<Option<Completion>> {
         let head = usize::from(cq.head());
         // A new entry shows by its phase tag; the barrier keeps the reads
         // of the rest of the entry after that of the tag.
@@ -589,7 +554,7 @@ const fn cancelled(qid: u16, cid: u16) -> Completion {
 // ANCHOR_END: cancelled
 
 #[pinned_drop]
-impl PinnedDrop for Queue {
+impl<P: Pending> PinnedDrop for QueuePair<P> {
     fn drop(self: Pin<&mut Self>) {
         // INVARIANT: stop the controller before the queue memory is freed
         // (with the fields, right after this). After a successful unbind it
