@@ -19,9 +19,12 @@ use crate::{
             log_page,
             Command, //
         },
-        queue::AdminQueue, //
-    },
-    ADMIN_TIMEOUT, //
+        identify::IDENTIFY_SIZE,
+        queue::{
+            AdminQueue,
+            ADMIN_TIMEOUT, //
+        }, //
+    }, //
 };
 
 // ANCHOR: late
@@ -30,12 +33,7 @@ use crate::{
 /// threshold of 0 K) makes the controller answer it, after its submitter gave
 /// up. The late answer must free the identifier: with more requests than
 /// the queue has identifiers, the queue would run out of them (EBUSY).
-pub(crate) fn answered_late(
-    pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
-    page: &Coherent<[u8]>,
-    late: u32,
-) -> Result {
+pub(crate) fn answered_late(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, late: u32) -> Result {
     if late == 0 {
         return Ok(());
     }
@@ -43,6 +41,24 @@ pub(crate) fn answered_late(
         dev_err!(pdev, "late={} is more than 1000\n", late);
         return Err(EINVAL);
     }
+    // A page for the SMART log; it is freed when this returns.
+    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+    let result = abandon_and_answer(pdev, admin, &page, late);
+    if result.is_err() {
+        // A Get Log Page that timed out may still be carried out into the
+        // page: stop the controller before the page is freed.
+        let _ = admin.disable_controller();
+    }
+    result
+}
+
+/// `answered_late`, with the page for the SMART log.
+fn abandon_and_answer(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &AdminQueue,
+    page: &Coherent<[u8]>,
+    late: u32,
+) -> Result {
     let dev = pdev.as_ref();
     let set = Command::set_features;
     let aer = Command::async_event_request();

@@ -12,6 +12,8 @@
 //! warning here.
 #![allow(dead_code)]
 
+#[path = "../../solutions/lib/nvme/bring_up.rs"]
+pub(crate) mod bring_up;
 #[path = "../../solutions/04-pci-probe/cap.rs"]
 pub(crate) mod cap;
 #[path = "../../solutions/lib/nvme/command.rs"]
@@ -22,6 +24,8 @@ pub(crate) mod completion;
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/lib/nvme/identify_page.rs"]
+pub(crate) mod identify_page;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
 #[path = "../../solutions/lib/nvme/queue.rs"]

@@ -10,23 +10,18 @@
 use kernel::{
     device::Core,
     dma::{
-        Coherent,
         Device as _,
         DmaMask, //
     },
     io::Io,
-    irq::{
-        self,
-        IrqRequest, //
-    },
+    irq,
     pci::{
         self,
         IrqTypes,
         IrqVectorRegistration, //
     },
     prelude::*,
-    sync::Arc,
-    time::Delta, //
+    sync::Arc, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
@@ -35,22 +30,22 @@ mod nvme;
 mod late_answers;
 
 use nvme::{
+    bring_up::{
+        bring_up,
+        start,
+        BringUpTests, //
+    },
     cap::Cap,
     controller,
-    command::{
-        cns,
-        Command, //
-    },
     identify::{
         ascii,
-        IdCtrl,
-        IdNs,
-        IDENTIFY_SIZE, //
+        IdCtrl, //
     },
     irq_handler::QueueIrq,
     queue::{
         AdminQueue,
-        NoRequests, //
+        NoRequests,
+        ADMIN_DEPTH, //
     },
     registers::Registers,
     regs::{
@@ -69,12 +64,8 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// Entries in each admin queue.
-const ADMIN_DEPTH: u16 = 32;
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
-/// How long an admin command may take before its submitter gives up.
-const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 // ANCHOR: data
 /// What the driver keeps per bound controller.
 ///
@@ -146,7 +137,7 @@ impl pci::Driver for RNvmeDriver {
             // an error drops `admin`, which disables the controller before
             // its memory is freed.
             let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = AdminQueue::new(pdev.as_ref(), regs, 0, ADMIN_DEPTH)?;
+            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
             // ANCHOR_END: enable
 
             // ANCHOR: register
@@ -185,10 +176,22 @@ impl pci::Driver for RNvmeDriver {
                 // model (as some real devices) uses an MSI-X vector only if
                 // MSI-X was on by then.
                 _: {
-                    start(pdev, admin.bar(pdev.as_ref())?, admin, cap, page_shift)?;
+                    start(pdev, &regs, admin, cap, page_shift)?;
                 },
                 // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors)?,
+                id: bring_up(
+                    pdev,
+                    admin,
+                    cap,
+                    vectors,
+                    BringUpTests {
+                        aer_wait_ms: module_parameters::aer_wait_ms.value(),
+                        repeat: module_parameters::repeat.value(),
+                    },
+                )?,
+                _: {
+                    late_answers::answered_late(pdev, admin, module_parameters::late.value())?;
+                },
                 // (Last: each field initialised above is a binding of that
                 // name below it, and would hide the `pdev` of probe.)
                 pdev: pdev_data,
@@ -217,186 +220,6 @@ impl pci::Driver for RNvmeDriver {
     }
     // ANCHOR_END: unbind
 }
-
-// ANCHOR: identify
-/// Asks the controller who it is, and about namespace 1, and logs it.
-fn identify(
-    pdev: &pci::Device<Core<'_>>,
-    cap: &Cap,
-    admin: &AdminQueue,
-    page: &Coherent<[u8]>,
-) -> Result<IdCtrl> {
-    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
-    admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
-    // SAFETY: The controller wrote the page before it posted the completion
-    // the handler reaped, and no other command refers to the page: nothing
-    // writes it while this reference lives.
-    let id = IdCtrl::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
-    dev_info!(
-        pdev,
-        "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
-        ascii(&id.mn),
-        ascii(&id.sn),
-        ascii(&id.fr),
-        id.vid
-    );
-    match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(
-            pdev,
-            "MDTS {}: at most {} bytes per transfer\n",
-            id.mdts,
-            bytes
-        ),
-        None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
-    }
-    dev_info!(
-        pdev,
-        "controller ID {}, {} namespace(s)\n",
-        id.cntlid,
-        id.nn
-    );
-
-    if id.nn >= 1 {
-        let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
-        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
-        // SAFETY: As above, for the second command's completion.
-        let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
-        let block = ns.block_size().ok_or(EIO)?;
-        dev_info!(
-            pdev,
-            "namespace 1: {} blocks of {} bytes (LBA format {}), {} MiB\n",
-            ns.nsze,
-            block,
-            ns.format,
-            ns.nsze.saturating_mul(u64::from(block)) >> 20
-        );
-    }
-    Ok(id)
-}
-// ANCHOR_END: identify
-
-/// For the test: sends Identify Controller `repeat` more times, so that the
-/// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
-/// doorbells can be checked against the ring arithmetic.
-fn identify_again(
-    pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
-    page: &Coherent<[u8]>,
-) -> Result {
-    let repeat = module_parameters::repeat.value();
-    if repeat == 0 {
-        return Ok(());
-    }
-    if repeat > 10_000 {
-        dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
-        return Err(EINVAL);
-    }
-    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
-    for _ in 0..repeat {
-        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
-    }
-    dev_info!(pdev, "{} more Identify commands completed\n", repeat);
-    Ok(())
-}
-
-// ANCHOR: start
-/// Tells the controller where the admin queues are and enables it.
-fn start(
-    pdev: &pci::Device<Core<'_>>,
-    bar: &Bar0<'_>,
-    admin: &AdminQueue,
-    cap: &Cap,
-    page_shift: u32,
-) -> Result {
-    controller::enable(
-        pdev.as_ref(),
-        bar,
-        cap,
-        admin.sq_address(),
-        admin.cq_address(),
-        ADMIN_DEPTH,
-        page_shift,
-    )?;
-    dev_info!(
-        pdev,
-        "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
-        ADMIN_DEPTH,
-        admin.sq_address(),
-        admin.cq_address()
-    );
-    Ok(())
-}
-// ANCHOR_END: start
-
-// ANCHOR: bring_up
-/// With the handler registered: says which interrupts the device got, asks
-/// it who it is, and runs what the test asked for.
-fn bring_up(
-    pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
-    cap: &Cap,
-    vectors: &IrqVectorRegistration<'_>,
-) -> Result<IdCtrl> {
-    let irq = IrqRequest::from(vectors.index(0)?).irq();
-    dev_info!(
-        pdev,
-        "interrupts: {} vector(s) of type {:?}, admin queue on IRQ {}\n",
-        vectors.len(),
-        vectors.irq_type(),
-        irq
-    );
-    // One page for Identify data; it is freed when this returns.
-    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let result = identify(pdev, cap, admin, &page).and_then(|id| {
-        async_event_request(pdev, admin)?;
-        late_answers::answered_late(pdev, admin, &page, module_parameters::late.value())?;
-        identify_again(pdev, admin, &page)?;
-        Ok(id)
-    });
-    match result {
-        Ok(_) => dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped()),
-        // An Identify that timed out may still be written by the
-        // controller: stop it before the page is freed.
-        Err(_) => {
-            let _ = admin
-                .bar(pdev.as_ref())
-                .and_then(|bar| controller::disable(pdev.as_ref(), bar, cap));
-        }
-    }
-    result
-}
-// ANCHOR_END: bring_up
-
-// ANCHOR: aer
-/// For the test: an Asynchronous Event Request, which the controller holds
-/// until an event occurs (here: none), waited for `aer_wait_ms`.
-fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result {
-    let ms = module_parameters::aer_wait_ms.value();
-    if ms == 0 {
-        return Ok(());
-    }
-    let aer = Command::async_event_request();
-    match admin.submit(pdev.as_ref(), &aer, Delta::from_millis(i64::from(ms))) {
-        Err(e) if e == ETIMEDOUT => {
-            dev_info!(
-                pdev,
-                "Asynchronous Event Request: no answer in {} ms, ETIMEDOUT\n",
-                ms
-            );
-            Ok(())
-        }
-        Err(e) => Err(e),
-        Ok(cqe) => {
-            dev_info!(
-                pdev,
-                "Asynchronous Event Request answered: {:#x}\n",
-                cqe.result
-            );
-            Ok(())
-        }
-    }
-}
-// ANCHOR_END: aer
 
 kernel::module_pci_driver! {
     type: RNvmeDriver,

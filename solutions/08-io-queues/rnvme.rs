@@ -24,23 +24,20 @@ use kernel::{
         IrqVectorRegistration, //
     },
     prelude::*,
-    sync::Arc,
-    time::Delta, //
+    sync::Arc, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// Stage 07's handler and queue, changed: any queue ID, shared registers.
-// New in stage 08: stage 07's bring-up, moved out of this file; the I/O
-// queues; the shared registers.
-mod bring_up;
+// New in stage 08: the I/O queues.
 mod io_queues;
 
-use bring_up::{
-    bring_up,
-    start, //
-};
 use nvme::{
+    bring_up::{
+        bring_up,
+        start,
+        BringUpTests, //
+    },
     cap::Cap,
     controller,
     identify::{
@@ -53,7 +50,8 @@ use nvme::{
     },
     queue::{
         AdminQueue,
-        NoRequests, //
+        NoRequests,
+        ADMIN_DEPTH, //
     },
     registers::Registers,
     regs::{
@@ -73,12 +71,8 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// Entries in each admin queue.
-pub(crate) const ADMIN_DEPTH: u16 = 32;
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
-/// How long a command may take before its submitter gives up.
-pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -204,7 +198,10 @@ impl pci::Driver for RNvmeDriver {
                     start(pdev, regs, admin, cap, page_shift)?;
                 },
                 // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors)?,
+                id: bring_up(pdev, admin, cap, vectors, BringUpTests {
+                    aer_wait_ms: module_parameters::aer_wait_ms.value(),
+                    repeat: module_parameters::repeat.value(),
+                })?,
                 // ANCHOR: io_fields
                 // One I/O queue pair per CPU, as many as the controller
                 // grants; then their handlers; then a first real I/O.

@@ -27,32 +27,28 @@ use kernel::{
     sync::{
         Arc,
         Mutex, //
-    },
-    time::Delta, //
+    }, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// Stage 08's files, unchanged: bring-up, the I/O queues, the registers.
-#[path = "../../solutions/08-io-queues/bring_up.rs"]
-mod bring_up;
+// Stage 08's file, unchanged: the I/O queues.
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-// Stage 08's handler and queue, changed: a queue also carries block
-// requests, and the handler ends them.
-// New in stage 09: the disk and its requests, the NVM commands, PRPs.
+// New in stage 09: the disk and its requests.
 mod disk;
 mod request;
 
-use bring_up::{
-    bring_up,
-    start, //
-};
 use disk::{
     InFlight,
     SendDisk, //
 };
 use nvme::{
+    bring_up::{
+        bring_up,
+        start,
+        BringUpTests, //
+    },
     cap::Cap,
     controller,
     identify::{
@@ -65,7 +61,8 @@ use nvme::{
     },
     queue::{
         AdminQueue,
-        NoRequests, //
+        NoRequests,
+        ADMIN_DEPTH, //
     },
     registers::Registers,
     regs::{
@@ -85,12 +82,8 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// Entries in each admin queue.
-pub(crate) const ADMIN_DEPTH: u16 = 32;
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
-/// How long a command may take before its submitter gives up.
-pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -220,7 +213,7 @@ impl pci::Driver for RNvmeDriver {
                     start(pdev, regs, admin, cap, page_shift)?;
                 },
                 // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors)?,
+                id: bring_up(pdev, admin, cap, vectors, BringUpTests::default())?,
                 // ANCHOR: io_fields
                 // One I/O queue pair per CPU, as many as the controller
                 // grants; then their handlers; then a first real I/O.
@@ -319,17 +312,9 @@ kernel::module_pci_driver! {
             default: 0,
             description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes, 3 = a disk 8 blocks larger than the namespace",
         },
-        repeat: u32 {
-            default: 0,
-            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
-        },
         io_reads: u32 {
             default: 70,
             description: "Pattern blocks each I/O queue reads at probe (1..=1000): the default, more than twice the queue depth, makes every ring wrap",
-        },
-        aer_wait_ms: u32 {
-            default: 0,
-            description: "For the tests: send an Asynchronous Event Request and wait this long for it (0: do not)",
         },
     },
 }

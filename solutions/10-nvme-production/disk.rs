@@ -52,7 +52,6 @@ use crate::{
     nvme::{
         cap::Cap,
         command::{
-            cns,
             feature,
             nvm_opc,
             Command,
@@ -60,9 +59,9 @@ use crate::{
         },
         identify::{
             IdCtrl,
-            IdNs,
-            IDENTIFY_SIZE, //
+            IdNs, //
         },
+        identify_page::IdentifyPage,
         io_command::{
             flush,
             io_error,
@@ -74,11 +73,11 @@ use crate::{
         queue::{
             AdminQueue,
             Pending,
-            QueuePair, //
+            QueuePair,
+            ADMIN_TIMEOUT, //
         }, //
     },
-    request,
-    ADMIN_TIMEOUT, //
+    request, //
 };
 
 /// The namespace the disk shows.
@@ -603,15 +602,5 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, id: &IdCtrl) -> bool {
 
 /// Identify Namespace 1 (the nvme-cli nodes ask it too).
 pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result<IdNs> {
-    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let cmd = Command::identify(cns::NAMESPACE, NSID, page.dma_address());
-    if let Err(e) = admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT) {
-        // A command that timed out may still write the page: stop the
-        // controller before the page is freed.
-        let _ = admin.disable_controller();
-        return Err(e);
-    }
-    // SAFETY: The controller wrote the page before the completion the
-    // handler reaped, and no other command refers to it.
-    IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)
+    IdentifyPage::new(pdev.as_ref())?.namespace(pdev.as_ref(), admin, NSID, ADMIN_TIMEOUT)
 }

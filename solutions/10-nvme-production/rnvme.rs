@@ -36,23 +36,19 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// Stage 08's files, unchanged: bring-up, the I/O queues, the registers.
-#[path = "../../solutions/08-io-queues/bring_up.rs"]
-mod bring_up;
-// (Its `exercise`, stage 08's check of every queue with the host's
-// pattern, is not run any more: the disk's data is its user's now.)
+// Stage 08's file, unchanged: the I/O queues. (Its `exercise`, stage 08's
+// check of every queue with the host's pattern, is not run any more: the
+// disk's data is its user's now.)
 #[allow(dead_code)]
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-// Stage 09's files, unchanged: the requests, the NVM commands, PRPs, the
-// handler.
+// Stage 09's file, unchanged: the block requests' accessors.
 #[path = "../../solutions/09-blk-mq/request.rs"]
 mod request;
 // Stage 12's workqueue of the module's own, for the watchdog.
 #[path = "../../solutions/12-executor/queue.rs"]
 mod owned_queue;
-// Stage 09's queue, changed: requests remember when they were issued, and
-// can be cancelled. Stage 09's disk, changed: zero copy (`dma_map`).
+// Stage 09's disk, changed: zero copy (`dma_map`), doorbell batching.
 mod disk;
 // New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
 // deleted while open.
@@ -63,10 +59,6 @@ mod lingering;
 mod passthru;
 mod watchdog;
 
-use bring_up::{
-    bring_up,
-    start, //
-};
 use chardev::{
     Controller,
     Nodes, //
@@ -76,6 +68,11 @@ use disk::{
     SendDisk, //
 };
 use nvme::{
+    bring_up::{
+        bring_up,
+        start,
+        BringUpTests, //
+    },
     cap::Cap,
     controller,
     identify::{
@@ -88,7 +85,8 @@ use nvme::{
     },
     queue::{
         AdminQueue,
-        NoRequests, //
+        NoRequests,
+        ADMIN_DEPTH, //
     },
     registers::Registers,
     regs::{
@@ -116,12 +114,8 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// Entries in each admin queue.
-pub(crate) const ADMIN_DEPTH: u16 = 32;
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
-/// How long a command may take before its submitter gives up.
-pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 /// Controller Status (CSTS): all ones when the device has gone away.
 const CSTS_OFFSET: usize = 0x1c;
 
@@ -200,14 +194,7 @@ impl pci::Driver for RNvmeDriver {
             // device while it probes, and no allocation exists yet.
             unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
             controller::disable(pdev.as_ref(), &bar, &cap)?;
-            let page_shift = match module_parameters::fault.value() {
-                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-                2 => {
-                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
-                    return Err(EINVAL);
-                }
-                _ => PAGE_SHIFT,
-            };
+            let page_shift = PAGE_SHIFT;
             // ANCHOR_END: probe
 
             // ANCHOR: enable
@@ -262,7 +249,7 @@ impl pci::Driver for RNvmeDriver {
                     start(pdev, regs, admin, cap, page_shift)?;
                 },
                 // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors)?,
+                id: bring_up(pdev, admin, cap, vectors, BringUpTests::default())?,
                 // ANCHOR: io_fields
                 // One I/O queue pair per CPU, as many as the controller
                 // grants; then their handlers.
@@ -318,8 +305,7 @@ impl pci::Driver for RNvmeDriver {
                     for q in io.iter() {
                         q.queue.reserve_tags(IO_DEPTH - 1);
                     }
-                    let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
-                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, extra)?), "rnvme_disk")
+                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, 0)?), "rnvme_disk")
                 },
                 // ANCHOR_END: disk_field
                 // Each I/O queue's interrupt to the CPUs that submit to it
@@ -449,14 +435,6 @@ kernel::prelude::module! {
     description: "Stage 10: an NVMe driver for production: removal, timeouts, nvme-cli",
     license: "GPL",
     params: {
-        fault: u32 {
-            default: 0,
-            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes, 3 = a disk 8 blocks larger than the namespace",
-        },
-        repeat: u32 {
-            default: 0,
-            description: "For the tests: send Identify this many more times (0..=10000), so the admin queues wrap",
-        },
         zero_copy: u32 {
             default: 1,
             description: "1: the controller reads and writes the requests' own pages where PRPs can describe them; 0: every request through a bounce buffer (as stage 09)",
@@ -468,10 +446,6 @@ kernel::prelude::module! {
         io_timeout_ms: u32 {
             default: 30000,
             description: "How long a block request may wait for the controller (100..=600000 ms) before it is aborted; the C driver's default is 30 s",
-        },
-        aer_wait_ms: u32 {
-            default: 0,
-            description: "For the tests: send an Asynchronous Event Request and wait this long for it (0: do not)",
         },
     },
 }

@@ -36,11 +36,11 @@ use crate::{
         queue::{
             AdminQueue,
             Pending,
-            QueuePair, //
+            QueuePair,
+            ADMIN_TIMEOUT, //
         },
         registers::Registers, //
-    },
-    ADMIN_TIMEOUT, //
+    }, //
 };
 
 /// Entries in each I/O queue.

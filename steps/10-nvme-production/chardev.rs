@@ -47,7 +47,10 @@ use crate::{
     },
     nvme::{
         command::Command,
-        queue::AdminQueue,
+        queue::{
+            AdminQueue,
+            ADMIN_TIMEOUT, //
+        },
         prp, //
     },
     passthru::{
@@ -56,8 +59,7 @@ use crate::{
         Refused,
         Target,
         NVME_IOCTL_ID, //
-    },
-    ADMIN_TIMEOUT, //
+    }, //
 };
 
 /// The namespace the nodes show.

@@ -97,6 +97,11 @@ impl Pending for NoRequests {
 
 /// The admin queue: it carries no requests.
 pub(crate) type AdminQueue = QueuePair<NoRequests>;
+
+/// Entries in each admin queue.
+pub(crate) const ADMIN_DEPTH: u16 = 32;
+/// How long an admin command may take before its submitter gives up.
+pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 // ANCHOR_END: pending
 
 // ANCHOR: slot

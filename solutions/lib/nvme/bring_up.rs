@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Bringing a controller up once its registers are mapped: what it says
-//! about itself, starting it with the admin queues, and the first admin
-//! commands (Identify, and what the tests ask for). Stage 07's code in
-//! `rnvme.rs`, moved here unchanged (but for the queue type) so that later
-//! stages include it instead of copying it.
+//! Bringing a controller up once its registers are mapped and its admin
+//! queue's handler is registered: starting it with the admin queues, then
+//! the first admin commands (Identify, and what the tests ask for).
+//!
+//! Part of the NVMe library (`nvme::bring_up`), from stage 07 on. What the
+//! stage tests ask for comes in as [`BringUpTests`] (the stage's module
+//! parameters), so that this file names nothing of the stage that includes
+//! it.
 
 use kernel::{
     device::Core,
-    dma::Coherent,
     irq::IrqRequest,
     pci::{
         self,
@@ -18,26 +20,36 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
-    nvme::{
-        controller,
-        cap::Cap,
-        command::{
-            cns,
-            Command, //
-        },
-        identify::{
-            ascii,
-            IdCtrl,
-            IdNs,
-            IDENTIFY_SIZE, //
-        },
-        queue::AdminQueue,
-        registers::Registers, //
+use super::{
+    cap::Cap,
+    command::Command,
+    controller,
+    identify::{
+        ascii,
+        IdCtrl, //
     },
-    ADMIN_DEPTH,
-    ADMIN_TIMEOUT, //
+    identify_page::IdentifyPage,
+    queue::{
+        AdminQueue,
+        ADMIN_DEPTH,
+        ADMIN_TIMEOUT, //
+    },
+    registers::Registers, //
 };
+
+// ANCHOR: tests
+/// What a stage's test asks bring-up to do besides Identify (its module
+/// parameters).
+#[derive(Clone, Copy, Default)]
+pub(crate) struct BringUpTests {
+    /// Send an Asynchronous Event Request and wait this long for it, in
+    /// milliseconds (0: do not).
+    pub(crate) aer_wait_ms: u32,
+    /// Send Identify Controller this many more times (at most 10000), so
+    /// that the admin queues wrap.
+    pub(crate) repeat: u32,
+}
+// ANCHOR_END: tests
 
 // ANCHOR: identify
 /// Asks the controller who it is, and about namespace 1, and logs it.
@@ -45,14 +57,9 @@ fn identify(
     pdev: &pci::Device<Core<'_>>,
     cap: &Cap,
     admin: &AdminQueue,
-    page: &Coherent<[u8]>,
+    page: &mut IdentifyPage,
 ) -> Result<IdCtrl> {
-    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
-    admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
-    // SAFETY: The controller wrote the page before it posted the completion
-    // the handler reaped, and no other command refers to the page: nothing
-    // writes it while this reference lives.
-    let id = IdCtrl::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+    let id = page.controller(pdev.as_ref(), admin, ADMIN_TIMEOUT)?;
     dev_info!(
         pdev,
         "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
@@ -78,10 +85,7 @@ fn identify(
     );
 
     if id.nn >= 1 {
-        let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
-        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
-        // SAFETY: As above, for the second command's completion.
-        let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
+        let ns = page.namespace(pdev.as_ref(), admin, 1, ADMIN_TIMEOUT)?;
         let block = ns.block_size().ok_or(EIO)?;
         dev_info!(
             pdev,
@@ -99,8 +103,12 @@ fn identify(
 /// For the test: sends Identify Controller `repeat` more times, so that the
 /// admin queues wrap (twice with 64 commands or more) and QEMU's trace of the
 /// doorbells can be checked against the ring arithmetic.
-fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coherent<[u8]>) -> Result {
-    let repeat = crate::module_parameters::repeat.value();
+fn identify_again(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &AdminQueue,
+    page: &mut IdentifyPage,
+    repeat: u32,
+) -> Result {
     if repeat == 0 {
         return Ok(());
     }
@@ -108,9 +116,8 @@ fn identify_again(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, page: &Coher
         dev_err!(pdev, "repeat={} is more than 10000\n", repeat);
         return Err(EINVAL);
     }
-    let cmd = Command::identify(cns::CONTROLLER, 0, page.dma_address());
     for _ in 0..repeat {
-        admin.submit(pdev.as_ref(), &cmd, ADMIN_TIMEOUT)?;
+        page.controller(pdev.as_ref(), admin, ADMIN_TIMEOUT)?;
     }
     dev_info!(pdev, "{} more Identify commands completed\n", repeat);
     Ok(())
@@ -153,6 +160,7 @@ pub(crate) fn bring_up(
     admin: &AdminQueue,
     cap: &Cap,
     vectors: &IrqVectorRegistration<'_>,
+    tests: BringUpTests,
 ) -> Result<IdCtrl> {
     let irq = IrqRequest::from(vectors.index(0)?).irq();
     dev_info!(
@@ -163,16 +171,16 @@ pub(crate) fn bring_up(
         irq
     );
     // One page for Identify data; it is freed when this returns.
-    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
-    let result = identify(pdev, cap, admin, &page).and_then(|id| {
-        async_event_request(pdev, admin)?;
-        identify_again(pdev, admin, &page)?;
+    let mut page = IdentifyPage::new(pdev.as_ref())?;
+    let result = identify(pdev, cap, admin, &mut page).and_then(|id| {
+        async_event_request(pdev, admin, tests.aer_wait_ms)?;
+        identify_again(pdev, admin, &mut page, tests.repeat)?;
         Ok(id)
     });
     match result {
         Ok(_) => dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped()),
-        // An Identify that timed out may still be written by the
-        // controller: stop it before the page is freed.
+        // A command that timed out may still be carried out: stop the
+        // controller before what it may write to is freed.
         Err(_) => {
             let _ = admin.disable_controller();
         }
@@ -184,8 +192,7 @@ pub(crate) fn bring_up(
 // ANCHOR: aer
 /// For the test: an Asynchronous Event Request, which the controller holds
 /// until an event occurs (here: none), waited for `aer_wait_ms`.
-fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result {
-    let ms = crate::module_parameters::aer_wait_ms.value();
+fn async_event_request(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, ms: u32) -> Result {
     if ms == 0 {
         return Ok(());
     }
