@@ -8,7 +8,7 @@
 //! VM: one line, whose count grows with every admin command.
 //!
 //! Check your work with `make check STEP=07` (the exercises are in
-//! `queue.rs`: `AdminQueue::wait_for` and `AdminQueue::reap`).
+//! `completion.rs`: `QueuePair::wait_for` and `QueuePair::reap`).
 
 use kernel::{
     device::Core,

@@ -105,7 +105,7 @@ pub(crate) fn create<P: Pending>(
     vectors: u32,
 ) -> Result<KVec<IoQueue<P>>> {
     // TODO (exercise 2): For each qid in 1..=count:
-    // 1. `Queue::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
+    // 1. `QueuePair::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
     // 2. its vector: `vector_of(qid, vectors)`;
     // 3. Create I/O CQ (`admin_opc::CREATE_IO_CQ`): PRP1 = the queue's CQ address;
     //    CDW10 = queue size, 0's based, in 31:16 and qid in 15:0; CDW11 =

@@ -2,7 +2,7 @@
 
 //! A queue's interrupt handler (the admin queue's, or an I/O queue's).
 //!
-//! Part of the NVMe library (`nvme::irq_handler`), from stage 08 on.
+//! Part of the NVMe library (`nvme::irq_handler`), from stage 07 on.
 
 use kernel::{
     irq::{

@@ -6,9 +6,10 @@
 //! handler reaps the completions, hands each to its submitter and wakes
 //! them.
 //!
-//! Part of the NVMe library (`nvme::queue`), from stage 08 on (stage 07's
-//! `AdminQueue` was queue 0 alone and owned the registers; a `QueuePair` has
-//! any queue ID and shares the registers with the others).
+//! Part of the NVMe library (`nvme::queue`), from stage 07 on, where the
+//! admin queue is the only one; from stage 08 on every queue pair shares the
+//! registers (`Registers`) with the others. Stage 07 writes the two methods
+//! that sleep and reap (`completion.rs`).
 //!
 //! A queue also carries commands nobody sleeps on: a block request's
 //! (stage 09). What such a command carries is the queue's parameter `P`
