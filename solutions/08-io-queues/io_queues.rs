@@ -7,6 +7,7 @@
 use kernel::{
     device::Core,
     dma::Coherent,
+    io::Io,
     irq,
     pci::{
         self,
@@ -236,14 +237,16 @@ fn exercise_with<P: Pending>(
     reads: u32,
     page: &Coherent<[u8]>,
 ) -> Result {
+    // The driver's copy of the page: the controller's data is copied out
+    // (and in) with the DMA accessors, never referenced in place.
+    let mut data = KVec::from_elem(0u8, IDENTIFY_SIZE, GFP_KERNEL)?;
     admin.submit(
         pdev.as_ref(),
         &Command::identify(cns::NAMESPACE, 1, page.dma_address()),
         ADMIN_TIMEOUT,
     )?;
-    // SAFETY: The controller wrote the page before the completion the
-    // handler reaped, and no other command refers to it.
-    let block = IdNs::parse(unsafe { page.as_ref() })
+    page.copy_to_slice(&mut data);
+    let block = IdNs::parse(&data)
         .ok_or(EIO)?
         .block_size()
         .ok_or(EIO)?;
@@ -267,8 +270,7 @@ fn exercise_with<P: Pending>(
                 &rw(nvm_opc::READ, lba, page.dma_address()),
                 ADMIN_TIMEOUT,
             )?;
-            // SAFETY: As above, for this Read's completion.
-            let data = unsafe { page.as_ref() };
+            page.copy_to_slice(&mut data);
             let good = data[..block]
                 .chunks(PATTERN_BLOCK)
                 .zip(lba * per_block..)
@@ -285,25 +287,22 @@ fn exercise_with<P: Pending>(
         }
         // A block past the pattern, one per queue: write, then read back.
         let lba = PATTERN_BLOCKS / per_block + u64::from(qid);
-        // SAFETY: No command refers to the page now: the controller does
-        // not access it until the Write below is submitted.
-        let data = unsafe { page.as_mut() };
         data.fill(0);
         data[..block].fill(b'a' + (qid % 26) as u8);
+        page.copy_from_slice(&data);
         q.queue.submit(
             pdev.as_ref(),
             &rw(nvm_opc::WRITE, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
-        // SAFETY: The Write has completed: nothing refers to the page.
-        unsafe { page.as_mut() }.fill(0);
+        data.fill(0);
+        page.copy_from_slice(&data);
         q.queue.submit(
             pdev.as_ref(),
             &rw(nvm_opc::READ, lba, page.dma_address()),
             ADMIN_TIMEOUT,
         )?;
-        // SAFETY: The Read has completed, as above.
-        let data = unsafe { page.as_ref() };
+        page.copy_to_slice(&mut data);
         if data[..block].iter().any(|&b| b != b'a' + (qid % 26) as u8) {
             dev_err!(
                 pdev,

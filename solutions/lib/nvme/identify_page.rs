@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A page of DMA memory for Identify data, and the only place where the
-//! driver reads what the controller wrote there.
+//! A page of DMA memory for Identify data, and how the driver reads what
+//! the controller wrote there: copied out with the kernel's I/O accessors
+//! (`Io::copy_to_slice`), so no `unsafe` is needed.
 //!
 //! Part of the NVMe library (`nvme::identify_page`), from stage 07 on.
 //! (Stage 06's polled queue reads its page in `rnvme.rs`, with the
@@ -13,6 +14,7 @@ use kernel::{
         Device, //
     },
     dma::Coherent,
+    io::Io,
     prelude::*,
     time::Delta, //
 };
@@ -31,31 +33,31 @@ use super::{
 };
 
 // ANCHOR: identify_page
-/// A 4 KiB page in coherent DMA memory that Identify commands fill in.
+/// A 4 KiB page in coherent DMA memory that Identify commands fill in, and
+/// the driver's copy of what they wrote.
 ///
 /// # Invariants
 ///
-/// The controller writes the page only while an Identify naming it is in
-/// flight, and the driver reads it only after that command's completion
-/// came: [`IdentifyPage::identify`] takes `&mut self`, so no second
-/// command can name the page while its bytes are borrowed, and when the
-/// wait fails (the command may still be carried out), it disables the
-/// controller before it returns, so nothing writes the page any more.
-///
-/// The upstream API that would remove the `unsafe` here: a
-/// `dma::Coherent` whose device-written contents are read through a
-/// typed, checked accessor (`CoherentAllocation::read()`-style) instead of
-/// `as_ref()`.
-pub(crate) struct IdentifyPage(Coherent<[u8]>);
+/// The page is not freed while the controller may still write it: when
+/// the wait for an Identify fails (the command may still be carried out),
+/// [`IdentifyPage::identify`] disables the controller before it returns,
+/// so a late answer cannot land in memory the page no longer owns. (That
+/// is not a Rust soundness matter, since the driver reads the page only
+/// through the DMA accessors, but a freed page written by a device
+/// corrupts whatever the kernel put there next.)
+pub(crate) struct IdentifyPage {
+    page: Coherent<[u8]>,
+    /// The last Identify data, copied out of the page.
+    data: KVec<u8>,
+}
 
 impl IdentifyPage {
     /// A zeroed page for the device `dev`.
     pub(crate) fn new(dev: &Device<Bound>) -> Result<IdentifyPage> {
-        Ok(IdentifyPage(Coherent::<u8>::zeroed_slice(
-            dev,
-            IDENTIFY_SIZE,
-            GFP_KERNEL,
-        )?))
+        Ok(IdentifyPage {
+            page: Coherent::<u8>::zeroed_slice(dev, IDENTIFY_SIZE, GFP_KERNEL)?,
+            data: KVec::from_elem(0, IDENTIFY_SIZE, GFP_KERNEL)?,
+        })
     }
 
     /// Sends Identify `cns` (for namespace `nsid`) into the page on `admin`,
@@ -69,20 +71,20 @@ impl IdentifyPage {
         nsid: u32,
         timeout: Delta,
     ) -> Result<&[u8]> {
-        let cmd = Command::identify(cns, nsid, self.0.dma_address());
+        let cmd = Command::identify(cns, nsid, self.page.dma_address());
         if let Err(e) = admin.submit(dev, &cmd, timeout) {
             if e == ETIMEDOUT || e == EINTR {
                 // INVARIANT: the controller may still carry the command out
-                // into the page: stop it before anyone reads or frees it.
+                // into the page: stop it before the page can be freed.
                 let _ = admin.disable_controller();
             }
             return Err(e);
         }
-        // SAFETY: The controller wrote the page before it posted the
-        // completion `submit` waited for, and `&mut self` keeps any other
-        // command from naming the page while the bytes are borrowed (type
-        // invariant).
-        Ok(unsafe { self.0.as_ref() })
+        // The controller wrote the page before it posted the completion
+        // `submit` waited for; a copy through the DMA accessors reads it
+        // whatever the device does.
+        (&self.page).copy_to_slice(&mut self.data);
+        Ok(&self.data)
     }
 
     /// Identify Controller, parsed.
