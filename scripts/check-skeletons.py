@@ -33,6 +33,13 @@ reported as `TREE/X/f:1: a byte copy of solutions/Y/f.rs` (exit status 1),
 but for a skeleton's copy of its own stage's module-tree root (`nvme.rs`: only
 `#[path]` and `mod` lines), whose paths to the exercise files must resolve
 next to the skeleton's files.
+
+And the solutions repeat themselves less and less: when every stage is
+checked, the pairs of places in solutions/ that share a run of 6 or more
+identical lines (`shared_runs`: blank, comment, punctuation-only, `use` and
+`mod` lines left out, as they are boilerplate) may be at most
+SHARED_RUNS_ALLOWED. A change that adds one fails; one that removes some
+lowers the number in the same commit, so it only goes down.
 """
 
 import argparse
@@ -311,6 +318,61 @@ def tree_root_of_its_stage(text, path, original):
     return same_place and all(MOD_ONLY.match(line) for line in lines)
 
 
+# The pairs of places of solutions/ sharing 6 or more identical lines, at
+# most (a ratchet: lower it when a change removes some). 34 on 2026-12-05:
+# the NVMe crate roots' probe sequence (a Controller type will remove it),
+# disk.rs 09 vs 10, and the 9P track's 15 vs 16 copies.
+SHARED_RUNS_ALLOWED = 34
+SHARED_RUN = 6
+BORING = re.compile(r"^(?:[\s{}()\[\];,.]*|//.*|#\[path = .*|(?:pub(?:\([^)]*\))?\s+)?mod \w+;)$")
+USE_START = re.compile(r"^(?:pub(?:\([^)]*\))?\s+)?use\s")
+
+
+def code_lines(text):
+    """(line number, text) of the lines that count for `shared_runs`."""
+    out, in_use = [], False
+    for n, raw in enumerate(text.splitlines(), 1):
+        line = " ".join(raw.split())
+        if in_use:
+            in_use = not line.endswith(";")
+            continue
+        if USE_START.match(line):
+            in_use = not line.endswith(";")
+            continue
+        if not BORING.match(line):
+            out.append((n, line))
+    return out
+
+
+def shared_runs(root):
+    """{(file a, file b): (line in a, line in b)}: the pairs of places in
+    solutions/ (two files, or two places of one) that share a run of
+    SHARED_RUN identical lines; runs found in more than 8 places are a
+    pattern, not a copy, and are left out."""
+    windows = {}
+    base = os.path.join(root, "solutions")
+    for folder, _, names in sorted(os.walk(base)):
+        for name in sorted(names):
+            if not name.endswith(".rs"):
+                continue
+            path = os.path.relpath(os.path.join(folder, name), root)
+            with open(os.path.join(root, path), encoding="utf-8") as f:
+                lines = code_lines(f.read())
+            for i in range(len(lines) - SHARED_RUN + 1):
+                key = "\n".join(t for _, t in lines[i : i + SHARED_RUN])
+                windows.setdefault(key, []).append((path, lines[i][0]))
+    pairs = {}
+    for places in windows.values():
+        if not 2 <= len(places) <= 8:
+            continue
+        for i, (fa, la) in enumerate(places):
+            for fb, lb in places[i + 1 :]:
+                if fa == fb and abs(la - lb) < SHARED_RUN:
+                    continue
+                pairs.setdefault((fa, fb) if fa <= fb else (fb, fa), (la, lb) if fa <= fb else (lb, la))
+    return pairs
+
+
 def stage_names(root, wanted):
     both = sorted(
         set(os.listdir(os.path.join(root, "steps"))) & set(os.listdir(os.path.join(root, "solutions")))
@@ -353,6 +415,17 @@ def main():
     for report in copied:
         print("\n".join(report))
     problems = []
+    if not args.stages:
+        shared = shared_runs(args.root)
+        if len(shared) > SHARED_RUNS_ALLOWED:
+            for (fa, fb), (la, lb) in sorted(shared.items()):
+                print(f"{fa}:{la} ~ {fb}:{lb}: {SHARED_RUN} or more lines the same")
+            problems.append(
+                f"{len(shared)} pairs of places in solutions/ share {SHARED_RUN} or more lines"
+                f" (at most {SHARED_RUNS_ALLOWED}: include the shared code from one place)"
+            )
+        else:
+            print(f"solutions/: {len(shared)} pairs of places share {SHARED_RUN} or more lines (at most {SHARED_RUNS_ALLOWED})")
     if drift:
         problems.append(f"{drift} difference(s) outside an exercise")
     if copied:
