@@ -16,5 +16,7 @@
 pub(crate) mod cap;
 #[path = "controller.rs"]
 pub(crate) mod controller;
+#[path = "../../solutions/04-pci-probe/map.rs"]
+pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;

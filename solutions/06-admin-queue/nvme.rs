@@ -20,6 +20,8 @@ pub(crate) mod command;
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/04-pci-probe/map.rs"]
+pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
 #[path = "ring.rs"]

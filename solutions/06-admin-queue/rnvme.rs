@@ -27,22 +27,21 @@ mod queue;
 
 use nvme::{
     cap::Cap,
-    controller,
     command::{
         cns,
         Command, //
     },
+    controller,
     identify::{
         ascii,
         IdCtrl,
         IdNs,
         IDENTIFY_SIZE, //
     },
+    map::map,
     regs::{
         self,
-        log_identity,
         Bar0,
-        BAR0_SIZE, //
     }, //
 };
 use queue::QueuePair;
@@ -89,19 +88,9 @@ impl pci::Driver for RNvmeDriver {
         pdev: &'b pci::Device<Core<'_>>,
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
-        // Memory decoding on, and let the device master the bus (DMA, later).
-        pdev.enable_device_mem()?;
-        pdev.set_master();
-        let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
-
-        let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
-        let vs = bar.read(regs::VS);
-        log_identity(pdev, &cap, &vs);
+        // Stage 04's `map`: the registers in reach, CAP and VS logged.
+        let (bar, cap) = map(pdev)?;
         // ANCHOR_END: probe
-        if !cap.supports_nvm() {
-            dev_err!(pdev, "the NVM command set is not supported\n");
-            return Err(ENODEV);
-        }
 
         // ANCHOR: reset
         // SAFETY: Nothing else allocates or maps DMA memory for this device

@@ -28,6 +28,8 @@ pub(crate) mod identify;
 pub(crate) mod identify_page;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
+#[path = "../../solutions/04-pci-probe/map.rs"]
+pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/queue.rs"]
 pub(crate) mod queue;
 #[path = "../../solutions/lib/nvme/registers.rs"]

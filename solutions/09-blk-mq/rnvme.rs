@@ -15,7 +15,6 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    io::Io,
     irq,
     new_mutex,
     pci::{
@@ -59,18 +58,13 @@ use nvme::{
         QueueIrq,
         QueueIrqs, //
     },
+    map::map,
     queue::{
         AdminQueue,
         NoRequests,
         ADMIN_DEPTH, //
     },
-    registers::Registers,
-    regs::{
-        self,
-        log_identity,
-        Bar0,
-        BAR0_SIZE, //
-    }, //
+    registers::Registers, //
 };
 use io_queues::IoQueue;
 
@@ -135,17 +129,8 @@ impl pci::Driver for RNvmeDriver {
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
         pin_init::pin_init_scope(move || {
-            pdev.enable_device_mem()?;
-            pdev.set_master();
-            let bar: Bar0<'b> = pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?;
-
-            let cap = Cap::from_raw(bar.try_read64(regs::CAP)?);
-            let vs = bar.read(regs::VS);
-            log_identity(pdev, &cap, &vs);
-            if !cap.supports_nvm() {
-                dev_err!(pdev, "the NVM command set is not supported\n");
-                return Err(ENODEV);
-            }
+            // Stage 04's `map`: the registers in reach, CAP and VS logged.
+            let (bar, cap) = map(pdev)?;
 
             // SAFETY: Nothing else allocates or maps DMA memory for this
             // device while it probes, and no allocation exists yet.

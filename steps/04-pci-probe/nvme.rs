@@ -4,7 +4,7 @@
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!
-//! This stage writes `cap.rs`; the other files come
+//! This stage writes `cap.rs`, `map.rs`; the other files come
 //! from the stages before it and from `solutions/lib/nvme/`, which holds
 //! the library's given files (no exercise is ever answered there).
 //!
@@ -14,5 +14,7 @@
 
 #[path = "cap.rs"]
 pub(crate) mod cap;
+#[path = "map.rs"]
+pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;

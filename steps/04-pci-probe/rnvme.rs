@@ -19,11 +19,10 @@ mod nvme;
 
 use nvme::{
     cap::Cap,
+    map::map,
     regs::{
         self,
-        log_identity,
         Bar0,
-        BAR0_SIZE, //
     }, //
 };
 
@@ -59,19 +58,10 @@ impl pci::Driver for RNvmeDriver {
         pdev: &'b pci::Device<Core<'_>>,
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
-        // TODO (exercise 2): Bring the controller's registers within reach:
-        // - turn on memory decoding (`pdev.enable_device_mem()?`) and bus
-        //   mastering (`pdev.set_master()`);
-        // - map BAR0: `pdev.iomap_region_sized::<BAR0_SIZE>(0, c"rnvme")?`;
-        // - read CAP, 64 bits at `regs::CAP` (`bar.try_read64(..)?`), and
-        //   decode it with `Cap::from_raw`; read VS with `bar.read(regs::VS)`;
-        // - log them with `log_identity`, refuse a controller without the NVM
-        //   command set (ENODEV, see `Cap::supports_nvm`), and return
-        //   `Ok(RNvme { pdev, bar, cap })`.
-        // Tests: "rnvme is bound to the NVMe controller ..." and, as the stage
-        // stops there while probe fails, every check after it.
-        let _ = (pdev, log_identity, BAR0_SIZE);
-        Err::<RNvme<'b>, _>(ENOSYS)
+        // Stage 04's exercise is `map` (in `map.rs`): probe is done when
+        // the registers are in reach.
+        let (bar, cap) = map(pdev)?;
+        Ok(RNvme { pdev, bar, cap })
     }
     // ANCHOR_END: probe
 

@@ -30,6 +30,8 @@ pub(crate) mod identify_page;
 pub(crate) mod io_command;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
+#[path = "../../solutions/04-pci-probe/map.rs"]
+pub(crate) mod map;
 #[path = "prp.rs"]
 pub(crate) mod prp;
 #[path = "../../solutions/lib/nvme/queue.rs"]
