@@ -205,6 +205,12 @@ impl Watched {
         if self.given_up.xchg(true, Relaxed) {
             return;
         }
+        // First no new command, nor a doorbell for one left unrung: the
+        // queues are about to disappear from the controller.
+        for q in &self.io {
+            q.refuse_new();
+        }
+        self.admin.refuse_new();
         if let Err(e) = self.admin.disable_controller() {
             dev_err!(self.dev, "disabling the controller failed ({:?})\n", e);
         }

@@ -441,12 +441,17 @@ impl<P: Pending> QueuePair<P> {
     /// Rings the SQ tail doorbell for the commands `issue` left unrung.
     pub(crate) fn commit(&self) {
         let mut rings = self.rings.lock();
-        if rings.unrung {
+        // A queue given up belongs to a disabled controller: its commands
+        // were cancelled, and a doorbell now would name a queue the
+        // controller no longer has (QEMU's trace: "doorbell write for
+        // nonexistent queue"). blk-mq may still call `commit_rqs` after
+        // the watchdog gave the controller up between two `queue_rq`s.
+        if rings.unrung && !rings.dead {
             // A device that is gone answers nothing: the watchdog ends
             // these requests.
             let _ = self.ring_doorbell(rings.sq.tail(), self.sq_doorbell);
-            rings.unrung = false;
         }
+        rings.unrung = false;
     }
 
     /// Takes a block request whose completion the handler reaped.
@@ -497,6 +502,8 @@ impl<P: Pending> QueuePair<P> {
     pub(crate) fn cancel_next(&self) -> Option<(Completion, P)> {
         let mut rings = self.rings.lock();
         rings.dead = true;
+        // Nothing is rung on a controller given up (see `commit`).
+        rings.unrung = false;
         let mut woken = false;
         let mut found = None;
         for (cid, slot) in rings.slots.iter_mut().enumerate() {
@@ -519,6 +526,17 @@ impl<P: Pending> QueuePair<P> {
             self.completed.notify_all();
         }
         found
+    }
+
+    /// Gives the queue up before the controller is disabled: from now on
+    /// nothing is submitted to it and no doorbell of it is rung (the
+    /// submitters check under the lock this takes). Then the controller
+    /// can be disabled and the commands cancelled (`cancel_next`) with no
+    /// doorbell written to a queue the controller no longer has.
+    pub(crate) fn refuse_new(&self) {
+        let mut rings = self.rings.lock();
+        rings.dead = true;
+        rings.unrung = false;
     }
 
     /// Whether the queue was given up.
