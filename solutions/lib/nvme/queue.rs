@@ -174,12 +174,20 @@ impl<P> Rings<P> {
         self.slots.get_mut(usize::from(cid))
     }
 
+    /// The controller is given up: nothing is submitted any more, and no
+    /// doorbell is rung, not even for commands `issue_batched` left unrung
+    /// (see `commit`).
+    fn give_up(&mut self) {
+        self.dead = true;
+        self.unrung = false;
+    }
+
     /// Completion `cqe` is a block request's (its slot is
     /// `Slot::Request`): it becomes `Finished`, for the interrupt handler
     /// to take (`QueuePair::take_finished`) once the lock is dropped:
     /// finishing a request may submit again, to this queue.
     pub(super) fn finish_later(&mut self, cqe: Completion) {
-        if let Some(slot) = self.slots.get_mut(usize::from(cqe.cid)) {
+        if let Some(slot) = self.slot(cqe.cid) {
             if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
                 *slot = Slot::Finished(cqe, r);
                 self.finished |= 1u64 << cqe.cid;
@@ -501,9 +509,7 @@ impl<P: Pending> QueuePair<P> {
     /// longer answer these commands, so nothing else ends them.
     pub(crate) fn cancel_next(&self) -> Option<(Completion, P)> {
         let mut rings = self.rings.lock();
-        rings.dead = true;
-        // Nothing is rung on a controller given up (see `commit`).
-        rings.unrung = false;
+        rings.give_up();
         let mut woken = false;
         let mut found = None;
         for (cid, slot) in rings.slots.iter_mut().enumerate() {
@@ -534,9 +540,7 @@ impl<P: Pending> QueuePair<P> {
     /// can be disabled and the commands cancelled (`cancel_next`) with no
     /// doorbell written to a queue the controller no longer has.
     pub(crate) fn refuse_new(&self) {
-        let mut rings = self.rings.lock();
-        rings.dead = true;
-        rings.unrung = false;
+        self.rings.lock().give_up();
     }
 
     /// Whether the queue was given up.

@@ -39,9 +39,11 @@ fn main() {
     .iter()
     .map(|s| stage_file(&format!("{s}/nvme.rs")))
     .collect();
+    for view in &nvme_views {
+        println!("cargo:rerun-if-changed={view}");
+    }
     let nvme_file = |name: &str| {
         for view in &nvme_views {
-            println!("cargo:rerun-if-changed={view}");
             if let Some(file) = declared(view, name) {
                 return file;
             }
