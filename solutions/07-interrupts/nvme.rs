@@ -12,8 +12,6 @@
 //! warning here.
 #![allow(dead_code)]
 
-#[path = "../../solutions/lib/nvme/bring_up.rs"]
-pub(crate) mod bring_up;
 #[path = "../../solutions/04-pci-probe/cap.rs"]
 pub(crate) mod cap;
 #[path = "../../solutions/lib/nvme/command.rs"]
@@ -22,10 +20,14 @@ pub(crate) mod command;
 pub(crate) mod completion;
 #[path = "../../solutions/05-nvme-reset/controller.rs"]
 pub(crate) mod controller;
+#[path = "../../solutions/lib/nvme/ctrl.rs"]
+pub(crate) mod ctrl;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
 #[path = "../../solutions/lib/nvme/identify_page.rs"]
 pub(crate) mod identify_page;
+#[path = "../../solutions/lib/nvme/interrupts.rs"]
+pub(crate) mod interrupts;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
 #[path = "../../solutions/04-pci-probe/map.rs"]

@@ -13,14 +13,8 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    irq,
-    pci::{
-        self,
-        IrqTypes,
-        IrqVectorRegistration, //
-    },
-    prelude::*,
-    sync::Arc, //
+    pci,
+    prelude::*, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
@@ -29,25 +23,18 @@ mod nvme;
 mod late_answers;
 
 use nvme::{
-    bring_up::{
-        bring_up,
-        start,
-        BringUpTests, //
-    },
-    cap::Cap,
     controller,
+    ctrl::{
+        BringUpTests,
+        Controller, //
+    },
     identify::{
         ascii,
         IdCtrl, //
     },
-    irq_handler::QueueIrq,
+    interrupts::Interrupts,
     map::map,
-    queue::{
-        AdminQueue,
-        NoRequests,
-        ADMIN_DEPTH, //
-    },
-    registers::Registers, //
+    queue::NoRequests, //
 };
 
 // ANCHOR: table
@@ -61,25 +48,16 @@ kernel::pci_device_table!(
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
 // ANCHOR: data
-/// What the driver keeps per bound controller.
-///
-/// `irq` borrows `vectors` (a sibling field): the driver data is pinned, so
-/// `vectors` does not move, and fields drop in the order they are declared,
-/// so the handler is unregistered before the vectors are freed, and both
-/// before the admin queue (which disables the controller) is dropped.
-#[pin_data]
+/// What the driver keeps per bound controller. Fields drop in the order
+/// they are declared: the handler is unregistered before the controller's
+/// admin queue (which disables it) is dropped.
 struct RNvme<'b> {
     pdev: &'b pci::Device,
-    /// The interrupt handler's registration: `free_irq` when dropped, which
-    /// waits for a handler still running on another CPU.
-    #[pin]
-    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
-    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
-    vectors: IrqVectorRegistration<'b>,
-    /// The capabilities read at probe time.
-    cap: Cap,
-    /// The admin queue pair and the registers, shared with the handler.
-    admin: Arc<AdminQueue>,
+    /// The interrupt vector and the admin queue's handler on it, kept for
+    /// their drop (`free_irq`, then `pci_free_irq_vectors`).
+    _irqs: Interrupts<'b, NoRequests>,
+    /// The registers and the admin queue pair.
+    ctrl: Controller,
     /// What Identify Controller said.
     id: IdCtrl,
 }
@@ -98,91 +76,47 @@ impl pci::Driver for RNvmeDriver {
         pdev: &'b pci::Device<Core<'_>>,
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
-        pin_init::pin_init_scope(move || {
-            // Stage 04's `map`: the registers in reach, CAP and VS logged.
-            let (bar, cap) = map(pdev)?;
+        // Stage 04's `map`: the registers in reach, CAP and VS logged.
+        let (bar, cap) = map(pdev)?;
 
-            // SAFETY: Nothing else allocates or maps DMA memory for this
-            // device while it probes, and no allocation exists yet.
-            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            controller::disable(pdev.as_ref(), &bar, &cap)?;
-            let page_shift = match module_parameters::fault.value() {
-                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-                2 => {
-                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
-                    return Err(EINVAL);
-                }
-                _ => PAGE_SHIFT,
-            };
-            // ANCHOR_END: probe
+        // SAFETY: Nothing else allocates or maps DMA memory for this device
+        // while it probes, and no allocation exists yet.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        // Disabled, the registers shared, the admin queue pair allocated.
+        let ctrl = Controller::new(pdev, bar, cap)?;
+        let page_shift = match module_parameters::fault.value() {
+            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+            2 => {
+                controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
+                return Err(EINVAL);
+            }
+            _ => PAGE_SHIFT,
+        };
+        // ANCHOR_END: probe
 
-            // ANCHOR: enable
-            // The handler rings doorbells too: the registers move into the
-            // shared queue, as a device-managed `DevresBar`. From here on,
-            // an error drops `admin`, which disables the controller before
-            // its memory is freed.
-            let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
-            // ANCHOR_END: enable
-
-            // ANCHOR: register
-            let pdev_data: &'b pci::Device = pdev;
-            Ok(try_pin_init!(RNvme {
-                cap,
-                admin: admin.clone(),
-                // MSI-X if the device and the platform can, else MSI, else
-                // the legacy INTx pin. One vector: the admin queue's.
-                vectors: pdev.alloc_irq_vectors(1, 1, IrqTypes::all())?,
-                // ANCHOR: irq
-                irq <- {
-                    // SAFETY: `vectors` is initialised (fields are
-                    // initialised in the order written here), it lives in
-                    // the pinned driver data, so it does not move, and it is
-                    // dropped after `irq` (declaration order): the borrow
-                    // outlives every use of it.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    let request = vectors.index(0)?.into();
-                    // SAFETY: The registration becomes a field of the driver
-                    // data, which the driver core drops on unbind: it is
-                    // never forgotten.
-                    unsafe {
-                        irq::Registration::new(
-                            request,
-                            irq::Flags::SHARED,
-                            c"rnvme",
-                            Ok::<_, Error>(QueueIrq(admin.clone())),
-                        )
-                    }
-                },
-                // ANCHOR_END: irq
-                // Only now, with the vectors allocated and the handler
-                // registered, start the controller: it sets up the admin
-                // completion queue's interrupt when it starts, and QEMU's
-                // model (as some real devices) uses an MSI-X vector only if
-                // MSI-X was on by then.
-                _: {
-                    start(pdev, &regs, admin, cap, page_shift)?;
-                },
-                // Commands can complete now.
-                id: bring_up(
-                    pdev,
-                    admin,
-                    cap,
-                    vectors,
-                    BringUpTests {
-                        aer_wait_ms: module_parameters::aer_wait_ms.value(),
-                        repeat: module_parameters::repeat.value(),
-                    },
-                )?,
-                _: {
-                    late_answers::answered_late(pdev, admin, module_parameters::late.value())?;
-                },
-                // (Last: each field initialised above is a binding of that
-                // name below it, and would hide the `pdev` of probe.)
-                pdev: pdev_data,
-            }))
-            // ANCHOR_END: register
+        // ANCHOR: register
+        // One vector (MSI-X, else MSI, else INTx), the admin queue's
+        // handler on it: before the controller starts, which sets up the
+        // admin completion queue's interrupt.
+        let irqs = Interrupts::new(pdev, 1, ctrl.admin())?;
+        ctrl.start(pdev, page_shift)?;
+        // Commands can complete now.
+        let id = ctrl.bring_up(
+            pdev,
+            irqs.vectors(),
+            BringUpTests {
+                aer_wait_ms: module_parameters::aer_wait_ms.value(),
+                repeat: module_parameters::repeat.value(),
+            },
+        )?;
+        late_answers::answered_late(pdev, ctrl.admin(), module_parameters::late.value())?;
+        Ok(RNvme {
+            pdev,
+            _irqs: irqs,
+            ctrl,
+            id,
         })
+        // ANCHOR_END: register
     }
 
     // ANCHOR: unbind
@@ -190,18 +124,7 @@ impl pci::Driver for RNvmeDriver {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
-        let disabled = this
-            .admin
-            .bar(pdev.as_ref())
-            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
-        match disabled {
-            Ok(()) => dev_info!(
-                this.pdev,
-                "controller disabled; {} completions came by interrupt\n",
-                this.admin.reaped()
-            ),
-            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
-        }
+        this.ctrl.stop(pdev);
     }
     // ANCHOR_END: unbind
 }

@@ -50,18 +50,14 @@ use crate::{
         IO_DEPTH, //
     },
     nvme::{
-        cap::Cap,
         command::{
             feature,
             nvm_opc,
             Command,
             Completion, //
         },
-        identify::{
-            IdCtrl,
-            IdNs, //
-        },
-        identify_page::IdentifyPage,
+        ctrl::Controller,
+        identify::IdCtrl,
         io_command::{
             flush,
             io_error,
@@ -489,20 +485,19 @@ impl SendDisk {
 /// has (for the test: reads there fail on the controller).
 pub(crate) fn create(
     pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
+    ctrl: &Controller,
     io: &[IoQueue<InFlight>],
     id: &IdCtrl,
-    cap: &Cap,
     extra_blocks: u64,
 ) -> Result<SendDisk> {
-    let ns = identify_namespace(pdev, admin)?;
+    let ns = ctrl.identify_namespace(pdev, NSID)?;
     let block = ns.block_size().ok_or(EIO)?;
     GenDiskBuilder::validate_block_size(block)?;
     let lba_shift = block.trailing_zeros();
     // MDTS: what one command may carry; the bounce buffer is the limit
     // otherwise.
     let max_piece = id
-        .max_transfer(cap.min_page_size())
+        .max_transfer(ctrl.cap().min_page_size())
         .map_or(BOUNCE_SIZE, |m| m.min(BOUNCE_SIZE)) as u32;
 
     let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
@@ -534,7 +529,7 @@ pub(crate) fn create(
         GFP_KERNEL,
     )?;
 
-    write_through(pdev, admin);
+    write_through(pdev, ctrl.admin());
     let number = DiskId::claim()?;
     let tagset = Arc::pin_init(
         TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),
@@ -599,8 +594,3 @@ fn supports_sgl(pdev: &pci::Device<Core<'_>>, id: &IdCtrl) -> bool {
     supported
 }
 // ANCHOR_END: supports_sgl
-
-/// Identify Namespace 1 (the nvme-cli nodes ask it too).
-pub(crate) fn identify_namespace(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) -> Result<IdNs> {
-    IdentifyPage::new(pdev.as_ref())?.namespace(pdev.as_ref(), admin, NSID, ADMIN_TIMEOUT)
-}

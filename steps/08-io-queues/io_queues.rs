@@ -8,11 +8,7 @@ use kernel::{
     device::Core,
     dma::Coherent,
     io::Io,
-    irq,
-    pci::{
-        self,
-        IrqVectorRegistration, //
-    },
+    pci,
     prelude::*,
     sync::Arc, //
 };
@@ -30,10 +26,7 @@ use crate::{
             IdNs,
             IDENTIFY_SIZE, //
         },
-        irq_handler::{
-            QueueIrq,
-            QueueIrqs, //
-        },
+        interrupts::Interrupts,
         queue::{
             AdminQueue,
             Pending,
@@ -157,27 +150,11 @@ pub(crate) fn delete<P: Pending>(
 /// Registers one handler per I/O queue on the queue's vector. Queues that
 /// share a vector get one handler each on the same interrupt (`SHARED`):
 /// each reaps its own queue.
-pub(crate) fn register<'b, P: Pending>(
-    vectors: &'b IrqVectorRegistration<'b>,
-    io: &[IoQueue<P>],
-) -> Result<QueueIrqs<'b, P>> {
-    let mut handlers = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+pub(crate) fn register<P: Pending>(irqs: &mut Interrupts<'_, P>, io: &[IoQueue<P>]) -> Result {
     for q in io {
-        let request = vectors.index(usize::try_from(q.vector)?)?.into();
-        // SAFETY: The registration goes into the driver data (or is dropped
-        // right here on an error), which the driver core drops on unbind:
-        // it is never forgotten.
-        let handler = unsafe {
-            irq::Registration::new(
-                request,
-                irq::Flags::SHARED,
-                c"rnvme",
-                Ok::<_, Error>(QueueIrq(q.queue.clone())),
-            )
-        };
-        handlers.push(KBox::pin_init(handler, GFP_KERNEL)?, GFP_KERNEL)?;
+        irqs.add(&q.queue, usize::try_from(q.vector)?)?;
     }
-    Ok(handlers)
+    Ok(())
 }
 // ANCHOR_END: register
 

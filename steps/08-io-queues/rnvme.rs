@@ -19,14 +19,8 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    irq,
-    pci::{
-        self,
-        IrqTypes,
-        IrqVectorRegistration, //
-    },
-    prelude::*,
-    sync::Arc, //
+    pci,
+    prelude::*, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
@@ -35,28 +29,18 @@ mod nvme;
 mod io_queues;
 
 use nvme::{
-    bring_up::{
-        bring_up,
-        start,
-        BringUpTests, //
-    },
-    cap::Cap,
     controller,
+    ctrl::{
+        BringUpTests,
+        Controller, //
+    },
     identify::{
         ascii,
         IdCtrl, //
     },
-    irq_handler::{
-        QueueIrq,
-        QueueIrqs, //
-    },
+    interrupts::Interrupts,
     map::map,
-    queue::{
-        AdminQueue,
-        NoRequests,
-        ADMIN_DEPTH, //
-    },
-    registers::Registers, //
+    queue::NoRequests, //
 };
 use io_queues::IoQueue;
 
@@ -72,32 +56,18 @@ kernel::pci_device_table!(
 const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
-/// What the driver keeps per bound controller.
-///
-/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
-/// is pinned, so `vectors` does not move, and fields drop in the order they
-/// are declared, so the handlers are unregistered before the vectors are
-/// freed, and all before the queues (which disable the controller) are
-/// dropped.
-#[pin_data]
+/// What the driver keeps per bound controller. Fields drop in the order
+/// they are declared: the handlers are unregistered before the queues
+/// (whose last reference disables the controller) are dropped.
 struct RNvme<'b> {
     pdev: &'b pci::Device,
-    /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: QueueIrqs<'b, NoRequests>,
     /// The I/O queue pairs: deleted by `unbind`.
     io: KVec<IoQueue<NoRequests>>,
-    /// The admin queue's handler: `free_irq` when dropped, which waits for
-    /// a handler still running on another CPU.
-    #[pin]
-    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
-    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
-    vectors: IrqVectorRegistration<'b>,
-    /// The capabilities read at probe time.
-    cap: Cap,
-    /// The admin queue pair, shared with its handler.
-    admin: Arc<AdminQueue>,
-    /// The registers, shared by every queue.
-    regs: Arc<Registers>,
+    /// The vectors, and the handlers of the admin and I/O queues on them,
+    /// kept for their drop.
+    _irqs: Interrupts<'b, NoRequests>,
+    /// The registers and the admin queue pair.
+    ctrl: Controller,
     /// What Identify Controller said.
     id: IdCtrl,
 }
@@ -116,114 +86,69 @@ impl pci::Driver for RNvmeDriver {
         pdev: &'b pci::Device<Core<'_>>,
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
-        pin_init::pin_init_scope(move || {
-            // Stage 04's `map`: the registers in reach, CAP and VS logged.
-            let (bar, cap) = map(pdev)?;
+        // Stage 04's `map`: the registers in reach, CAP and VS logged.
+        let (bar, cap) = map(pdev)?;
 
-            // SAFETY: Nothing else allocates or maps DMA memory for this
-            // device while it probes, and no allocation exists yet.
-            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            controller::disable(pdev.as_ref(), &bar, &cap)?;
-            let page_shift = match module_parameters::fault.value() {
-                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-                2 => {
-                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
-                    return Err(EINVAL);
-                }
-                _ => PAGE_SHIFT,
-            };
-            // ANCHOR_END: probe
+        // SAFETY: Nothing else allocates or maps DMA memory for this device
+        // while it probes, and no allocation exists yet.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        // Disabled, the registers shared, the admin queue pair allocated.
+        let ctrl = Controller::new(pdev, bar, cap)?;
+        let page_shift = match module_parameters::fault.value() {
+            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
+            2 => {
+                controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
+                return Err(EINVAL);
+            }
+            _ => PAGE_SHIFT,
+        };
+        // ANCHOR_END: probe
 
-            // ANCHOR: enable
-            // Every queue and handler rings doorbells: the registers move
-            // into an `Arc` every queue holds, as a device-managed
-            // `DevresBar`. From here on, an error drops `admin`, which
-            // disables the controller before its memory is freed.
-            let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
-            // ANCHOR_END: enable
+        // ANCHOR: register
+        // One vector for the admin queue and one per CPU for the I/O
+        // queues, if the device has that many; at least one. The admin
+        // queue's handler is registered before the controller starts.
+        let cpus = cpu::nr_cpu_ids();
+        let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
+        ctrl.start(pdev, page_shift)?;
+        // Commands can complete now.
+        let id = ctrl.bring_up(
+            pdev,
+            irqs.vectors(),
+            BringUpTests {
+                aer_wait_ms: module_parameters::aer_wait_ms.value(),
+                repeat: module_parameters::repeat.value(),
+            },
+        )?;
+        // ANCHOR_END: register
 
-            // ANCHOR: register
-            let pdev_data: &'b pci::Device = pdev;
-            // One vector for the admin queue and one per CPU for the I/O
-            // queues, if the device has that many; at least one.
-            let cpus = cpu::nr_cpu_ids();
-            Ok(try_pin_init!(RNvme {
-                cap,
-                admin: admin.clone(),
-                regs: regs.clone(),
-                // MSI-X if the device and the platform can, else MSI, else
-                // the legacy INTx pin.
-                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
-                // ANCHOR: irq
-                irq <- {
-                    // SAFETY: `vectors` is initialised (fields are
-                    // initialised in the order written here), it lives in
-                    // the pinned driver data, so it does not move, and it is
-                    // dropped after `irq` (declaration order): the borrow
-                    // outlives every use of it.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    let request = vectors.index(0)?.into();
-                    // SAFETY: The registration becomes a field of the driver
-                    // data, which the driver core drops on unbind: it is
-                    // never forgotten.
-                    unsafe {
-                        irq::Registration::new(
-                            request,
-                            irq::Flags::SHARED,
-                            c"rnvme",
-                            Ok::<_, Error>(QueueIrq(admin.clone())),
-                        )
-                    }
-                },
-                // ANCHOR_END: irq
-                // Only now, with the vectors allocated and the handler
-                // registered, start the controller: it sets up the admin
-                // completion queue's interrupt when it starts, and QEMU's
-                // model (as some real devices) uses an MSI-X vector only if
-                // MSI-X was on by then.
-                _: {
-                    start(pdev, regs, admin, cap, page_shift)?;
-                },
-                // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors, BringUpTests {
-                    aer_wait_ms: module_parameters::aer_wait_ms.value(),
-                    repeat: module_parameters::repeat.value(),
-                })?,
-                // ANCHOR: io_fields
-                // One I/O queue pair per CPU, as many as the controller
-                // grants; then their handlers; then a first real I/O.
-                io: {
-                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
-                    let count = wanted.min(granted);
-                    let vecs = u32::try_from(vectors.len())?;
-                    dev_info!(
-                        pdev,
-                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-                        granted,
-                        count,
-                        cpus,
-                        vecs,
-                        vectors.irq_type()
-                    );
-                    io_queues::create(pdev, admin, regs, count, vecs)?
-                },
-                io_irqs: {
-                    // SAFETY: As for `irq` above: `vectors` is initialised,
-                    // pinned, and dropped after `io_irqs`.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    io_queues::register(vectors, io)?
-                },
-                _: {
-                    io_queues::exercise(pdev, admin, io, module_parameters::io_reads.value().clamp(1, 1000))?;
-                },
-                // ANCHOR_END: io_fields
-                // (Last: each field initialised above is a binding of that
-                // name below it, and would hide the `pdev` of probe.)
-                pdev: pdev_data,
-            }))
-            // ANCHOR_END: register
+        // ANCHOR: io_fields
+        // One I/O queue pair per CPU, as many as the controller grants;
+        // then their handlers; then a first real I/O.
+        let admin = ctrl.admin();
+        let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+        let granted = io_queues::negotiate(pdev, admin, wanted)?;
+        let count = wanted.min(granted);
+        let vecs = u32::try_from(irqs.vectors().len())?;
+        dev_info!(
+            pdev,
+            "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+            granted,
+            count,
+            cpus,
+            vecs,
+            irqs.vectors().irq_type()
+        );
+        let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
+        io_queues::register(&mut irqs, &io)?;
+        io_queues::exercise(pdev, admin, &io, module_parameters::io_reads.value().clamp(1, 1000))?;
+        // ANCHOR_END: io_fields
+        Ok(RNvme {
+            pdev,
+            io,
+            _irqs: irqs,
+            ctrl,
+            id,
         })
     }
 
@@ -232,22 +157,11 @@ impl pci::Driver for RNvmeDriver {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
-        match io_queues::delete(pdev, &this.admin, &this.io) {
+        match io_queues::delete(pdev, this.ctrl.admin(), &this.io) {
             Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
             Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
         }
-        let disabled = this
-            .regs
-            .bar(pdev.as_ref())
-            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
-        match disabled {
-            Ok(()) => dev_info!(
-                this.pdev,
-                "controller disabled; {} completions came by interrupt\n",
-                this.admin.reaped()
-            ),
-            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
-        }
+        this.ctrl.stop(pdev);
     }
     // ANCHOR_END: unbind
 }

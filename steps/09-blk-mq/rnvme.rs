@@ -18,18 +18,10 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    irq,
     new_mutex,
-    pci::{
-        self,
-        IrqTypes,
-        IrqVectorRegistration, //
-    },
+    pci,
     prelude::*,
-    sync::{
-        Arc,
-        Mutex, //
-    }, //
+    sync::Mutex, //
 };
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
@@ -47,28 +39,17 @@ use disk::{
     SendDisk, //
 };
 use nvme::{
-    bring_up::{
-        bring_up,
-        start,
-        BringUpTests, //
-    },
-    cap::Cap,
     controller,
+    ctrl::{
+        BringUpTests,
+        Controller, //
+    },
     identify::{
         ascii,
         IdCtrl, //
     },
-    irq_handler::{
-        QueueIrq,
-        QueueIrqs, //
-    },
-    map::map,
-    queue::{
-        AdminQueue,
-        NoRequests,
-        ADMIN_DEPTH, //
-    },
-    registers::Registers, //
+    interrupts::Interrupts,
+    map::map, //
 };
 use io_queues::IoQueue;
 
@@ -84,13 +65,10 @@ kernel::pci_device_table!(
 const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
-/// What the driver keeps per bound controller.
-///
-/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
-/// is pinned, so `vectors` does not move, and fields drop in the order they
-/// are declared, so the handlers are unregistered before the vectors are
-/// freed, and all before the queues (which disable the controller) are
-/// dropped.
+/// What the driver keeps per bound controller. Fields drop in the order
+/// they are declared: the disk before the queues its requests use, the
+/// handlers before the queues (whose last reference disables the
+/// controller).
 #[pin_data]
 struct RNvme<'b> {
     pdev: &'b pci::Device,
@@ -98,22 +76,13 @@ struct RNvme<'b> {
     /// the I/O queues are.
     #[pin]
     disk: Mutex<Option<SendDisk>>,
-    /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: QueueIrqs<'b, InFlight>,
     /// The I/O queue pairs: deleted by `unbind`.
     io: KVec<IoQueue<InFlight>>,
-    /// The admin queue's handler: `free_irq` when dropped, which waits for
-    /// a handler still running on another CPU.
-    #[pin]
-    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
-    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
-    vectors: IrqVectorRegistration<'b>,
-    /// The capabilities read at probe time.
-    cap: Cap,
-    /// The admin queue pair, shared with its handler.
-    admin: Arc<AdminQueue>,
-    /// The registers, shared by every queue.
-    regs: Arc<Registers>,
+    /// The vectors, and the handlers of the admin and I/O queues on them,
+    /// kept for their drop.
+    _irqs: Interrupts<'b, InFlight>,
+    /// The registers and the admin queue pair.
+    ctrl: Controller,
     /// What Identify Controller said.
     id: IdCtrl,
 }
@@ -139,113 +108,66 @@ impl pci::Driver for RNvmeDriver {
             // SAFETY: Nothing else allocates or maps DMA memory for this
             // device while it probes, and no allocation exists yet.
             unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            controller::disable(pdev.as_ref(), &bar, &cap)?;
+            // Disabled, the registers shared, the admin queue pair allocated.
+            let ctrl = Controller::new(pdev, bar, cap)?;
             let page_shift = match module_parameters::fault.value() {
                 1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
                 2 => {
-                    controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
+                    controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
                     return Err(EINVAL);
                 }
                 _ => PAGE_SHIFT,
             };
             // ANCHOR_END: probe
 
-            // ANCHOR: enable
-            // Every queue and handler rings doorbells: the registers move
-            // into an `Arc` every queue holds, as a device-managed
-            // `DevresBar`. From here on, an error drops `admin`, which
-            // disables the controller before its memory is freed.
-            let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
-            // ANCHOR_END: enable
-
             // ANCHOR: register
-            let pdev_data: &'b pci::Device = pdev;
             // One vector for the admin queue and one per CPU for the I/O
-            // queues, if the device has that many; at least one.
+            // queues, if the device has that many; at least one. The admin
+            // queue's handler is registered before the controller starts.
             let cpus = cpu::nr_cpu_ids();
-            Ok(try_pin_init!(RNvme {
-                cap,
-                admin: admin.clone(),
-                regs: regs.clone(),
-                // MSI-X if the device and the platform can, else MSI, else
-                // the legacy INTx pin.
-                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
-                // ANCHOR: irq
-                irq <- {
-                    // SAFETY: `vectors` is initialised (fields are
-                    // initialised in the order written here), it lives in
-                    // the pinned driver data, so it does not move, and it is
-                    // dropped after `irq` (declaration order): the borrow
-                    // outlives every use of it.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    let request = vectors.index(0)?.into();
-                    // SAFETY: The registration becomes a field of the driver
-                    // data, which the driver core drops on unbind: it is
-                    // never forgotten.
-                    unsafe {
-                        irq::Registration::new(
-                            request,
-                            irq::Flags::SHARED,
-                            c"rnvme",
-                            Ok::<_, Error>(QueueIrq(admin.clone())),
-                        )
-                    }
-                },
-                // ANCHOR_END: irq
-                // Only now, with the vectors allocated and the handler
-                // registered, start the controller: it sets up the admin
-                // completion queue's interrupt when it starts, and QEMU's
-                // model (as some real devices) uses an MSI-X vector only if
-                // MSI-X was on by then.
-                _: {
-                    start(pdev, regs, admin, cap, page_shift)?;
-                },
-                // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors, BringUpTests::default())?,
-                // ANCHOR: io_fields
-                // One I/O queue pair per CPU, as many as the controller
-                // grants; then their handlers; then a first real I/O.
-                io: {
-                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
-                    let count = wanted.min(granted);
-                    let vecs = u32::try_from(vectors.len())?;
-                    dev_info!(
-                        pdev,
-                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-                        granted,
-                        count,
-                        cpus,
-                        vecs,
-                        vectors.irq_type()
-                    );
-                    io_queues::create(pdev, admin, regs, count, vecs)?
-                },
-                io_irqs: {
-                    // SAFETY: As for `irq` above: `vectors` is initialised,
-                    // pinned, and dropped after `io_irqs`.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    io_queues::register(vectors, io)?
-                },
-                _: {
-                    io_queues::exercise(pdev, admin, io, module_parameters::io_reads.value().clamp(1, 1000))?;
-                },
-                // ANCHOR_END: io_fields
-                // ANCHOR: disk_field
-                // Last, with every queue proven: the disk. From here on the
-                // block layer may send requests (it reads the partition
-                // table at once).
-                disk <- {
-                    let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
-                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, extra)?), "rnvme_disk")
-                },
-                // ANCHOR_END: disk_field
-                // (Last: each field initialised above is a binding of that
-                // name below it, and would hide the `pdev` of probe.)
-                pdev: pdev_data,
-            }))
+            let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
+            ctrl.start(pdev, page_shift)?;
+            // Commands can complete now.
+            let id = ctrl.bring_up(pdev, irqs.vectors(), BringUpTests::default())?;
             // ANCHOR_END: register
+
+            // ANCHOR: io_fields
+            // One I/O queue pair per CPU, as many as the controller grants;
+            // then their handlers; then a first real I/O.
+            let admin = ctrl.admin();
+            let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+            let granted = io_queues::negotiate(pdev, admin, wanted)?;
+            let count = wanted.min(granted);
+            let vecs = u32::try_from(irqs.vectors().len())?;
+            dev_info!(
+                pdev,
+                "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+                granted,
+                count,
+                cpus,
+                vecs,
+                irqs.vectors().irq_type()
+            );
+            let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
+            io_queues::register(&mut irqs, &io)?;
+            io_queues::exercise(pdev, admin, &io, module_parameters::io_reads.value().clamp(1, 1000))?;
+            // ANCHOR_END: io_fields
+
+            // ANCHOR: disk_field
+            // Last, with every queue proven: the disk. From here on the
+            // block layer may send requests (it reads the partition table
+            // at once).
+            let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
+            let disk = disk::create(pdev, &ctrl, &io, &id, extra)?;
+            Ok(try_pin_init!(RNvme {
+                pdev,
+                disk <- new_mutex!(Some(disk), "rnvme_disk"),
+                io,
+                _irqs: irqs,
+                ctrl,
+                id,
+            }))
+            // ANCHOR_END: disk_field
         })
     }
 
@@ -270,22 +192,11 @@ impl pci::Driver for RNvmeDriver {
         }
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
-        match io_queues::delete(pdev, &this.admin, &this.io) {
+        match io_queues::delete(pdev, this.ctrl.admin(), &this.io) {
             Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
             Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
         }
-        let disabled = this
-            .regs
-            .bar(pdev.as_ref())
-            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
-        match disabled {
-            Ok(()) => dev_info!(
-                this.pdev,
-                "controller disabled; {} completions came by interrupt\n",
-                this.admin.reaped()
-            ),
-            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
-        }
+        this.ctrl.stop(pdev);
     }
     // ANCHOR_END: unbind
 }

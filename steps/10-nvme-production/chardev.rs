@@ -41,12 +41,10 @@ use kernel::{
 };
 
 use crate::{
-    disk::{
-        self,
-        IoQueuePair, //
-    },
+    disk::IoQueuePair,
     nvme::{
         command::Command,
+        ctrl::Controller,
         queue::{
             AdminQueue,
             ADMIN_TIMEOUT, //
@@ -90,12 +88,12 @@ struct Buffer {
     abandoned: bool,
 }
 
-// ANCHOR: controller
+// ANCHOR: passthrough
 /// What an open node needs: the queues, the buffer, the block size. Shared
 /// by the nodes and every open file, so it outlives an unbind while a file
 /// is open (then the queues are dead and every ioctl fails).
 #[pin_data]
-pub(crate) struct Controller {
+pub(crate) struct Passthrough {
     dev: ARef<Device>,
     admin: Arc<AdminQueue>,
     io: Arc<IoQueuePair>,
@@ -103,18 +101,16 @@ pub(crate) struct Controller {
     #[pin]
     buffer: Mutex<Buffer>,
 }
-// ANCHOR_END: controller
+// ANCHOR_END: passthrough
 
-impl Controller {
-    /// The controller behind the nodes: its admin queue and I/O queue 1.
+impl Passthrough {
+    /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1.
     pub(crate) fn new(
         pdev: &pci::Device<Core<'_>>,
-        admin: &Arc<AdminQueue>,
+        ctrl: &Controller,
         io: &Arc<IoQueuePair>,
-    ) -> Result<Arc<Controller>> {
-        let block_size = disk::identify_namespace(pdev, admin)?
-            .block_size()
-            .ok_or(EIO)?;
+    ) -> Result<Arc<Passthrough>> {
+        let block_size = ctrl.identify_namespace(pdev, NSID)?.block_size().ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
         let buffer = Buffer {
             data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
@@ -126,9 +122,9 @@ impl Controller {
             abandoned: false,
         };
         Arc::pin_init(
-            try_pin_init!(Controller {
+            try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
-                admin: admin.clone(),
+                admin: ctrl.admin().clone(),
                 io: io.clone(),
                 block_size,
                 buffer <- new_mutex!(buffer, "rnvme_passthru"),
@@ -211,7 +207,7 @@ impl Controller {
 /// an `open` that comes at once finds everything in place.
 #[pin_data]
 pub(crate) struct Nodes {
-    ctrl: Arc<Controller>,
+    ctrl: Arc<Passthrough>,
     #[pin]
     ctrl_node: MiscDeviceRegistration<CtrlNode>,
     #[pin]
@@ -221,7 +217,7 @@ pub(crate) struct Nodes {
 impl Nodes {
     /// `/dev/rnvmeN` and `/dev/rngNn1` for controller `number`; there are
     /// names for 8 controllers.
-    pub(crate) fn new(ctrl: Arc<Controller>, number: u32) -> Result<impl PinInit<Nodes, Error>> {
+    pub(crate) fn new(ctrl: Arc<Passthrough>, number: u32) -> Result<impl PinInit<Nodes, Error>> {
         let i = number as usize;
         let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
             return Err(ENOSPC);
@@ -242,9 +238,9 @@ pub(crate) struct NsNode;
 
 #[vtable]
 impl MiscDevice for CtrlNode {
-    type Ptr = Arc<Controller>;
+    type Ptr = Arc<Passthrough>;
 
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Controller>> {
+    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
         // SAFETY: Every `MiscDeviceRegistration<CtrlNode>` is the
         // `ctrl_node` field of a `Nodes` (only `Nodes::new` makes one), and
         // a misc device is opened only while it is registered, that is,
@@ -253,22 +249,22 @@ impl MiscDevice for CtrlNode {
         Ok(nodes.ctrl.clone())
     }
 
-    fn ioctl(ctrl: ArcBorrow<'_, Controller>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
         ctrl.ioctl(cmd, arg, false)
     }
 }
 
 #[vtable]
 impl MiscDevice for NsNode {
-    type Ptr = Arc<Controller>;
+    type Ptr = Arc<Passthrough>;
 
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Controller>> {
+    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
         // SAFETY: As for `CtrlNode`, with the `ns_node` field.
         let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ns_node) };
         Ok(nodes.ctrl.clone())
     }
 
-    fn ioctl(ctrl: ArcBorrow<'_, Controller>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
+    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
         ctrl.ioctl(cmd, arg, true)
     }
 }

@@ -12,7 +12,7 @@
 //! fio runs.
 //!
 //! Check your work with `make check STEP=10` (the exercises: `check` in
-//! `passthru.rs`, `Controller::run` in `chardev.rs`, `Watched::check` in
+//! `passthru.rs`, `Passthrough::run` in `chardev.rs`, `Watched::check` in
 //! `watchdog.rs`, `Mapping::map` in `dma_map.rs`).
 
 use kernel::{
@@ -22,19 +22,10 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    io::Io,
-    irq,
     new_mutex,
-    pci::{
-        self,
-        IrqTypes,
-        IrqVectorRegistration, //
-    },
+    pci,
     prelude::*,
-    sync::{
-        Arc,
-        Mutex, //
-    },
+    sync::Mutex,
     time::Delta, //
 };
 
@@ -67,36 +58,24 @@ mod passthru;
 mod watchdog;
 
 use chardev::{
-    Controller,
-    Nodes, //
+    Nodes,
+    Passthrough, //
 };
 use disk::{
     InFlight,
     SendDisk, //
 };
 use nvme::{
-    bring_up::{
-        bring_up,
-        start,
-        BringUpTests, //
+    ctrl::{
+        BringUpTests,
+        Controller, //
     },
-    cap::Cap,
-    controller,
     identify::{
         ascii,
         IdCtrl, //
     },
-    irq_handler::{
-        QueueIrq,
-        QueueIrqs, //
-    },
-    map::map,
-    queue::{
-        AdminQueue,
-        NoRequests,
-        ADMIN_DEPTH, //
-    },
-    registers::Registers, //
+    interrupts::Interrupts,
+    map::map, //
 };
 use io_queues::{
     IoQueue,
@@ -118,49 +97,33 @@ kernel::pci_device_table!(
 
 /// The memory page size the driver uses: 4 KiB.
 const PAGE_SHIFT: u32 = 12;
-/// Controller Status (CSTS): all ones when the device has gone away.
-const CSTS_OFFSET: usize = 0x1c;
 
 // ANCHOR: data
-/// What the driver keeps per bound controller.
-///
-/// `irq` and `io_irqs` borrow `vectors` (a sibling field): the driver data
-/// is pinned, so `vectors` does not move, and fields drop in the order they
-/// are declared, so the handlers are unregistered before the vectors are
-/// freed, and all before the queues (which disable the controller) are
-/// dropped.
+/// What the driver keeps per bound controller. Fields drop in the order
+/// they are declared: the nodes first (no new file opens them), the disk
+/// before the queues its requests use, the handlers before the queues
+/// (whose last reference disables the controller).
 #[pin_data]
 struct RNvme<'b> {
     pdev: &'b pci::Device,
     /// `/dev/rnvmeX` and `/dev/rngXn1`: dropped first, so no new file
-    /// opens them (open files keep their `Controller`).
+    /// opens them (open files keep their `Passthrough`).
     #[pin]
     nodes: Nodes,
     /// Watches the requests in flight: stopped by `unbind` after the disk
     /// is gone.
     watchdog: Watchdog,
-    /// What the nodes' open files use: the queues and a buffer.
-    ctrl: Arc<Controller>,
     /// The disk: deleted by `unbind` (which waits for its requests) before
     /// the I/O queues are.
     #[pin]
     disk: Mutex<Option<SendDisk>>,
-    /// The I/O queues' handlers, one per queue: dropped first.
-    io_irqs: QueueIrqs<'b, InFlight>,
     /// The I/O queue pairs: deleted by `unbind`.
     io: KVec<IoQueue<InFlight>>,
-    /// The admin queue's handler: `free_irq` when dropped, which waits for
-    /// a handler still running on another CPU.
-    #[pin]
-    irq: irq::Registration<'b, QueueIrq<NoRequests>>,
-    /// The device's interrupt vectors: `pci_free_irq_vectors` when dropped.
-    vectors: IrqVectorRegistration<'b>,
-    /// The capabilities read at probe time.
-    cap: Cap,
-    /// The admin queue pair, shared with its handler.
-    admin: Arc<AdminQueue>,
-    /// The registers, shared by every queue.
-    regs: Arc<Registers>,
+    /// The vectors, and the handlers of the admin and I/O queues on them,
+    /// kept for their drop.
+    _irqs: Interrupts<'b, InFlight>,
+    /// The registers and the admin queue pair.
+    ctrl: Controller,
     /// What Identify Controller said.
     id: IdCtrl,
 }
@@ -186,155 +149,94 @@ impl pci::Driver for RNvmeDriver {
             // SAFETY: Nothing else allocates or maps DMA memory for this
             // device while it probes, and no allocation exists yet.
             unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            controller::disable(pdev.as_ref(), &bar, &cap)?;
-            let page_shift = PAGE_SHIFT;
+            // Disabled, the registers shared, the admin queue pair allocated.
+            let ctrl = Controller::new(pdev, bar, cap)?;
+
+            // One vector for the admin queue and one per CPU for the I/O
+            // queues, if the device has that many; at least one. The admin
+            // queue's handler is registered before the controller starts.
+            let cpus = cpu::nr_cpu_ids();
+            let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
+            ctrl.start(pdev, PAGE_SHIFT)?;
+            let id = ctrl.bring_up(pdev, irqs.vectors(), BringUpTests::default())?;
             // ANCHOR_END: probe
 
-            // ANCHOR: enable
-            // Every queue and handler rings doorbells: the registers move
-            // into an `Arc` every queue holds, as a device-managed
-            // `DevresBar`. From here on, an error drops `admin`, which
-            // disables the controller before its memory is freed.
-            let regs = Registers::new(bar.into_devres()?, cap)?;
-            let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
-            // ANCHOR_END: enable
+            // ANCHOR: io_fields
+            // One I/O queue pair per CPU, as many as the controller grants;
+            // then their handlers.
+            let admin = ctrl.admin();
+            let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+            let granted = io_queues::negotiate(pdev, admin, wanted)?;
+            let count = wanted.min(granted);
+            let vecs = u32::try_from(irqs.vectors().len())?;
+            dev_info!(
+                pdev,
+                "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+                granted,
+                count,
+                cpus,
+                vecs,
+                irqs.vectors().irq_type()
+            );
+            let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
+            io_queues::register(&mut irqs, &io)?;
+            // ANCHOR_END: io_fields
 
-            // ANCHOR: register
-            let pdev_data: &'b pci::Device = pdev;
-            // One vector for the admin queue and one per CPU for the I/O
-            // queues, if the device has that many; at least one.
-            let cpus = cpu::nr_cpu_ids();
+            // What the nvme-cli nodes will need (it asks Identify Namespace
+            // for the block size: before the disk, whose first request may
+            // time out and stop the controller).
+            let passthrough = Passthrough::new(pdev, &ctrl, &io.first().ok_or(ENODEV)?.queue)?;
+            // ANCHOR: watchdog_field
+            // The watchdog, before the disk: the block layer reads the
+            // partition table as soon as the disk exists, and a controller
+            // that does not answer must not hang the probe.
+            let watchdog = {
+                let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+                for q in io.iter() {
+                    queues.push(q.queue.clone(), GFP_KERNEL)?;
+                }
+                let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
+                Watchdog::start(pdev.as_ref(), admin, &queues, Delta::from_millis(ms.into()))?
+            };
+            // ANCHOR_END: watchdog_field
+            // ANCHOR: disk_field
+            // Last, with every queue proven: the disk. From here on the
+            // block layer may send requests (it reads the partition table
+            // at once). Its requests use identifiers 0..TAGS of each I/O
+            // queue (their tags); passthrough commands the ones above.
+            for q in io.iter() {
+                q.queue.reserve_tags(IO_DEPTH - 1);
+            }
+            let disk = disk::create(pdev, &ctrl, &io, &id, 0)?;
+            // Each I/O queue's interrupt to the CPUs that submit to it (the
+            // tag set's map says which).
+            let placed = affinity::spread(irqs.vectors(), &io, &disk._tag_set);
+            dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
+            let number = disk.number();
+            // ANCHOR_END: disk_field
+            // ANCHOR: nodes_field
             Ok(try_pin_init!(RNvme {
-                cap,
-                admin: admin.clone(),
-                regs: regs.clone(),
-                // MSI-X if the device and the platform can, else MSI, else
-                // the legacy INTx pin.
-                vectors: pdev.alloc_irq_vectors(1, cpus.saturating_add(1), IrqTypes::all())?,
-                // ANCHOR: irq
-                irq <- {
-                    // SAFETY: `vectors` is initialised (fields are
-                    // initialised in the order written here), it lives in
-                    // the pinned driver data, so it does not move, and it is
-                    // dropped after `irq` (declaration order): the borrow
-                    // outlives every use of it.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    let request = vectors.index(0)?.into();
-                    // SAFETY: The registration becomes a field of the driver
-                    // data, which the driver core drops on unbind: it is
-                    // never forgotten.
-                    unsafe {
-                        irq::Registration::new(
-                            request,
-                            irq::Flags::SHARED,
-                            c"rnvme",
-                            Ok::<_, Error>(QueueIrq(admin.clone())),
-                        )
-                    }
-                },
-                // ANCHOR_END: irq
-                // Only now, with the vectors allocated and the handler
-                // registered, start the controller: it sets up the admin
-                // completion queue's interrupt when it starts, and QEMU's
-                // model (as some real devices) uses an MSI-X vector only if
-                // MSI-X was on by then.
-                _: {
-                    start(pdev, regs, admin, cap, page_shift)?;
-                },
-                // Commands can complete now.
-                id: bring_up(pdev, admin, cap, vectors, BringUpTests::default())?,
-                // ANCHOR: io_fields
-                // One I/O queue pair per CPU, as many as the controller
-                // grants; then their handlers.
-                io: {
-                    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-                    let granted = io_queues::negotiate(pdev, admin, wanted)?;
-                    let count = wanted.min(granted);
-                    let vecs = u32::try_from(vectors.len())?;
-                    dev_info!(
-                        pdev,
-                        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-                        granted,
-                        count,
-                        cpus,
-                        vecs,
-                        vectors.irq_type()
-                    );
-                    io_queues::create(pdev, admin, regs, count, vecs)?
-                },
-                io_irqs: {
-                    // SAFETY: As for `irq` above: `vectors` is initialised,
-                    // pinned, and dropped after `io_irqs`.
-                    let vectors: &'b IrqVectorRegistration<'b> = unsafe { &*core::ptr::from_ref(vectors) };
-                    io_queues::register(vectors, io)?
-                },
-                // ANCHOR_END: io_fields
-
-                // What the nvme-cli nodes will need (it asks Identify
-                // Namespace for the block size: before the disk, whose
-                // first request may time out and stop the controller).
-                ctrl: Controller::new(pdev, admin, &io.first().ok_or(ENODEV)?.queue)?,
-                // ANCHOR: watchdog_field
-                // The watchdog, before the disk: the block layer reads the
-                // partition table as soon as the disk exists, and a
-                // controller that does not answer must not hang the probe.
-                watchdog: {
-                    let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
-                    for q in io.iter() {
-                        queues.push(q.queue.clone(), GFP_KERNEL)?;
-                    }
-                    let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
-                    Watchdog::start(pdev.as_ref(), admin, &queues, Delta::from_millis(ms.into()))?
-                },
-                // ANCHOR_END: watchdog_field
-                // ANCHOR: disk_field
-                // Last, with every queue proven: the disk. From here on the
-                // block layer may send requests (it reads the partition
-                // table at once).
-                disk <- {
-                    // The disk's requests use identifiers 0..TAGS of each
-                    // I/O queue (their tags); passthrough commands the ones
-                    // above.
-                    for q in io.iter() {
-                        q.queue.reserve_tags(IO_DEPTH - 1);
-                    }
-                    new_mutex!(Some(disk::create(pdev, admin, io, id, cap, 0)?), "rnvme_disk")
-                },
-                // ANCHOR_END: disk_field
-                // Each I/O queue's interrupt to the CPUs that submit to it
-                // (the tag set's map says which).
-                _: {
-                    if let Some(d) = disk.lock().as_ref() {
-                        let placed = affinity::spread(vectors, io, &d._tag_set);
-                        dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
-                    }
-                },
-                // ANCHOR: nodes_field
-                // Last: the nodes user space may open at once.
-                nodes <- {
-                    let number = disk.lock().as_ref().map_or(0, |d| d.number());
-                    Nodes::new(ctrl.clone(), number)?
-                },
-                // ANCHOR_END: nodes_field
-                // (Last: each field initialised above is a binding of that
-                // name below it, and would hide the `pdev` of probe.)
-                pdev: pdev_data,
+                pdev,
+                watchdog,
+                disk <- new_mutex!(Some(disk), "rnvme_disk"),
+                io,
+                _irqs: irqs,
+                ctrl,
+                id,
+                // Last (fields are initialised in the order written here):
+                // the nodes, which user space may open at once.
+                nodes <- Nodes::new(passthrough, number)?,
             }))
-            // ANCHOR_END: register
+            // ANCHOR_END: nodes_field
         })
     }
 
     // ANCHOR: unbind
     fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
-        // A device that is gone (surprise removal) reads as all ones: it
-        // will answer nothing, so end what is in flight now rather than
-        // after a timeout.
-        let csts = this
-            .regs
-            .bar(pdev.as_ref())
-            .and_then(|bar| bar.try_read32(CSTS_OFFSET));
-        if csts == Ok(u32::MAX) {
+        // A device that is gone (surprise removal) will answer nothing: end
+        // what is in flight now rather than after a timeout.
+        if this.ctrl.is_gone(pdev) {
             this.watchdog.give_up("the device is gone");
         }
         // The disk first: `del_gendisk` waits for the requests in flight,
@@ -370,30 +272,19 @@ impl pci::Driver for RNvmeDriver {
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch. (A
         // controller given up is disabled already.)
-        if !this.admin.is_dead() {
-            match io_queues::delete(pdev, &this.admin, &this.io) {
+        let admin = this.ctrl.admin();
+        if !admin.is_dead() {
+            match io_queues::delete(pdev, admin, &this.io) {
                 Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
                 Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
             }
         }
-        let disabled = this
-            .regs
-            .bar(pdev.as_ref())
-            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &this.cap));
-        match disabled {
-            Ok(()) => dev_info!(
-                this.pdev,
-                "controller disabled; {} completions came by interrupt\n",
-                this.admin.reaped()
-            ),
-            Err(e) => dev_err!(this.pdev, "disabling failed ({:?})\n", e),
-        }
+        this.ctrl.stop(pdev);
         // A file still open on a node keeps the queues: from now on they
         // refuse every command.
         for q in this.io.iter() {
             while q.queue.cancel_next().is_some() {}
         }
-        while this.admin.cancel_next().is_some() {}
     }
     // ANCHOR_END: unbind
 }
