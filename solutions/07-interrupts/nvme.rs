@@ -30,6 +30,8 @@ pub(crate) mod identify_page;
 pub(crate) mod interrupts;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
+#[path = "../../solutions/lib/nvme/late_answers.rs"]
+pub(crate) mod late_answers;
 #[path = "../../solutions/04-pci-probe/map.rs"]
 pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/queue.rs"]

@@ -19,8 +19,6 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// For the test: commands abandoned, answered late.
-mod late_answers;
 
 use nvme::{
     controller,
@@ -33,6 +31,7 @@ use nvme::{
         IdCtrl, //
     },
     interrupts::Interrupts,
+    late_answers::answered_late,
     map::map,
     queue::NoRequests, //
 };
@@ -109,7 +108,8 @@ impl pci::Driver for RNvmeDriver {
                 repeat: module_parameters::repeat.value(),
             },
         )?;
-        late_answers::answered_late(pdev, ctrl.admin(), module_parameters::late.value())?;
+        // For the test: commands abandoned, answered late.
+        answered_late(pdev, ctrl.admin(), module_parameters::late.value())?;
         Ok(RNvme {
             pdev,
             _irqs: irqs,

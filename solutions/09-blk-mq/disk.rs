@@ -7,22 +7,27 @@
 //!
 //! Data goes through a bounce buffer per tag: one piece of DMA memory,
 //! contiguous, whose PRP list is built once per command. The request's own
-//! pages are copied in (Write) or out (Read). Stage 10 maps them for DMA
-//! instead.
+//! pages are copied in (Write) or out (Read).
+//!
+//! Stage 10 includes this file unchanged: what it changes (the request's
+//! own pages mapped for the controller instead of the bounce buffer, one
+//! doorbell per batch) it plugs in as a [`Speedups`]. Stage 09's is
+//! [`Bounced`]: neither.
+
+use core::{
+    convert::Infallible,
+    marker::PhantomData, //
+};
 
 use kernel::{
     bindings,
     block::mq::{
-        gen_disk::{
-            GenDisk,
-            GenDiskBuilder, //
-        },
+        gen_disk::GenDiskBuilder,
         Operations,
         Request,
         TagSet, //
     },
     device::Core,
-    dma::Coherent,
     pci,
     prelude::*,
     sync::{
@@ -41,7 +46,16 @@ use crate::{
         IoQueue,
         IO_DEPTH, //
     },
+    kshim::{
+        request,
+        send_disk::SendGenDisk, //
+    },
     nvme::{
+        cmd_buffer::{
+            Claim,
+            CmdBuffer,
+            View, //
+        },
         command::{
             feature,
             nvm_opc,
@@ -57,15 +71,17 @@ use crate::{
             read_write,
             IoError, //
         },
-        prp,
+        prp::{
+            self,
+            Prps, //
+        },
         queue::{
             AdminQueue,
             Pending,
             QueuePair,
             ADMIN_TIMEOUT, //
         }, //
-    },
-    request, //
+    }, //
 };
 
 /// The namespace the disk shows.
@@ -82,35 +98,73 @@ const TAGS: u16 = IO_DEPTH - 1;
 /// them), rounded up to whole pages.
 const BOUNCE_SIZE: usize = 128 * 1024;
 
-/// What each tag owns for the life of the disk.
-pub(crate) struct Bounce {
-    /// The data of the tag's request, as the controller reads or writes it.
-    data: Coherent<[u8]>,
-    /// The PRP list of the piece of it in flight.
-    list: Coherent<[u64]>,
-}
-
-impl Bounce {
-    fn new(pdev: &pci::Device<Core<'_>>) -> Result<Arc<Bounce>> {
-        let entries = prp::list_entries_for(BOUNCE_SIZE as u32, PAGE);
-        Ok(Arc::new(
-            Bounce {
-                data: Coherent::zeroed_slice(pdev.as_ref(), BOUNCE_SIZE, GFP_KERNEL)?,
-                list: Coherent::zeroed_slice(pdev.as_ref(), entries.max(1), GFP_KERNEL)?,
-            },
-            GFP_KERNEL,
-        )?)
-    }
+/// What each tag owns for the life of the disk: its bounce buffer, with a
+/// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
+fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
+    let entries = prp::list_entries_for(BOUNCE_SIZE as u32, PAGE);
+    CmdBuffer::new(pdev.as_ref(), BOUNCE_SIZE, entries, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
+
+// ANCHOR: speedups
+/// What stage 10 changes in this disk without copying it: the request's
+/// own pages for the controller instead of the bounce buffer, and one
+/// doorbell per batch of requests.
+pub(crate) trait Speedups: Send + Sync + Sized + 'static {
+    /// A request's pages, mapped for the controller; unmapped when dropped.
+    type Mapping: Send;
+    /// Entries of the SGL segment each tag's buffer needs (0: none).
+    const SGL_ENTRIES: usize;
+    /// Whether `queue_rq` leaves the doorbell to the last request of a
+    /// batch (and `commit_rqs`).
+    const BATCH: bool;
+    /// Maps the data of `rq` (`opcode`, `len` bytes) for one command of at
+    /// most `max_piece` bytes, and writes its data pointer (PRPs, or an SGL)
+    /// with `view`'s lists: the mapping, the pointer, and whether it is an
+    /// SGL. `None`: the request goes through the bounce buffer.
+    fn map(
+        &self,
+        rq: &Request<NvmeDisk<Self>>,
+        opcode: u8,
+        len: u32,
+        max_piece: u32,
+        view: View<'_>,
+    ) -> Option<(Self::Mapping, Prps, bool)>;
+}
+
+/// Stage 09: every request through its tag's bounce buffer, and a doorbell
+/// for each.
+pub(crate) struct Bounced;
+
+impl Speedups for Bounced {
+    type Mapping = Infallible;
+    const SGL_ENTRIES: usize = 0;
+    const BATCH: bool = false;
+
+    fn map(
+        &self,
+        _rq: &Request<NvmeDisk<Self>>,
+        _opcode: u8,
+        _len: u32,
+        _max_piece: u32,
+        _view: View<'_>,
+    ) -> Option<(Infallible, Prps, bool)> {
+        None
+    }
+}
+// ANCHOR_END: speedups
 
 // ANCHOR: in_flight
 /// A block request whose command is in flight on an I/O queue. A transfer
 /// larger than the controller takes in one command (MDTS) goes in pieces,
 /// one after the other, under the same tag.
-pub(crate) struct InFlight {
-    rq: ARef<Request<NvmeDisk>>,
-    bounce: Arc<Bounce>,
+pub(crate) struct InFlight<Z: Speedups> {
+    rq: ARef<Request<NvmeDisk<Z>>>,
+    /// The tag's bounce buffer, claimed for this request.
+    bounce: Claim,
+    /// The request's own pages, mapped for the controller (stage 10): then
+    /// the bounce buffer's data is not used.
+    mapping: Option<Z::Mapping>,
     /// Read, Write or Flush.
     opcode: u8,
     /// The request's first logical block.
@@ -130,7 +184,32 @@ pub(crate) struct InFlight {
 }
 // ANCHOR_END: in_flight
 
-impl InFlight {
+impl<Z: Speedups> InFlight<Z> {
+    // ANCHOR: first_command
+    /// The request's first command: its own pages, if the stage maps them
+    /// (`Speedups::map`), else the bounce buffer, with a Write's data
+    /// copied in first.
+    fn first_command(&mut self, speedups: &Z) -> Result<Command> {
+        let view = self.bounce.view();
+        if let Some((mapping, prps, sgl)) =
+            speedups.map(&self.rq, self.opcode, self.len, self.max_piece, view)
+        {
+            self.mapping = Some(mapping);
+            self.piece = self.len;
+            let blocks = self.len >> self.lba_shift;
+            return Ok(Command {
+                // PRP1/PRP2 hold an SGL descriptor, not PRP entries.
+                sgl,
+                ..read_write(self.opcode, NSID, self.lba, blocks, self.fua, prps).ok_or(EINVAL)?
+            });
+        }
+        if self.opcode == nvm_opc::WRITE {
+            request::copy_to_slice(&self.rq, self.bounce.view().data)?;
+        }
+        self.next_command()?.ok_or(EIO)
+    }
+    // ANCHOR_END: first_command
+
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
@@ -146,15 +225,15 @@ impl InFlight {
         let Some(n) = next_chunk(self.done, self.len, self.max_piece) else {
             return Ok(None);
         };
-        // SAFETY: The tag's list is this request's: no command of the tag
-        // is in flight while its next one is built.
-        let list = unsafe { self.bounce.list.as_mut() };
+        // The claim makes the list this request's: no other request's
+        // command uses it, and this one's last piece has completed.
+        let view = self.bounce.view();
         let prps = prp::describe(
-            self.bounce.data.dma_address() + u64::from(self.done),
+            view.data_address + u64::from(self.done),
             n,
             PAGE,
-            list,
-            self.bounce.list.dma_address(),
+            view.prp_list,
+            view.prp_list_address,
         )
         .map_err(|_| EINVAL)?;
         let lba = self.lba + u64::from(self.done >> self.lba_shift);
@@ -167,7 +246,7 @@ impl InFlight {
 }
 
 // ANCHOR: pending
-impl Pending for InFlight {
+impl<Z: Speedups> Pending for InFlight<Z> {
     // ANCHOR: finish
     /// Called by the queue's interrupt handler with the completion of the
     /// piece in flight: sends the next piece, or ends the request (with
@@ -202,23 +281,38 @@ impl Pending for InFlight {
                 }
             }
         };
-        request::end(self.rq, result);
+        self.end(result);
     }
     // ANCHOR_END: finish
 }
 // ANCHOR_END: pending
 
-impl InFlight {
-    /// For a Read: the data, from the bounce buffer to the request's pages.
-    fn copy_out(&self) -> Result {
-        if self.opcode != nvm_opc::READ {
+impl<Z: Speedups> InFlight<Z> {
+    /// For a Read through the bounce buffer: the data, to the request's
+    /// pages. (The controller has written it: its completion came first.)
+    fn copy_out(&mut self) -> Result {
+        if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
-        let data = &self.bounce.data;
-        // SAFETY: The controller has written the buffer (its completion came
-        // before), and no other command of the tag is in flight.
-        unsafe { request::copy_from_buffer(&self.rq, data.as_ptr().cast(), data.len()) }
+        request::copy_from_slice(&self.rq, self.bounce.view().data)
     }
+
+    // ANCHOR: end
+    /// Ends the request with `result`. Its pages are unmapped and its
+    /// buffer given back first: once it has ended, blk-mq may hand its tag
+    /// to the next request at once.
+    fn end(self, result: Result) {
+        let InFlight {
+            rq,
+            bounce,
+            mapping,
+            ..
+        } = self;
+        drop(mapping);
+        drop(bounce);
+        request::end(rq, result);
+    }
+    // ANCHOR_END: end
 }
 
 /// The error a block request ends with, for a failed NVMe status.
@@ -233,27 +327,31 @@ fn to_errno(e: IoError) -> Error {
 }
 
 /// One hardware queue of the disk: an I/O queue and its tags' buffers.
-struct HwQueue {
-    queue: Arc<QueuePair<InFlight>>,
-    bounces: KVec<Arc<Bounce>>,
+struct HwQueue<Z: Speedups> {
+    queue: Arc<QueuePair<InFlight<Z>>>,
+    bounces: KVec<Arc<CmdBuffer>>,
 }
 
 /// What blk-mq hands back to `queue_rq`: everything a request needs.
-pub(crate) struct Disk {
+pub(crate) struct Disk<Z: Speedups> {
     /// Hardware queue `i` is I/O queue `i + 1`.
-    queues: KVec<HwQueue>,
+    queues: KVec<HwQueue<Z>>,
     lba_shift: u32,
     max_piece: u32,
+    speedups: Z,
 }
 
 // ANCHOR: queue_rq
-impl Disk {
-    /// Starts `rq` on the I/O queue of its hardware queue: its data into
-    /// the tag's bounce buffer (for a Write), its first command submitted.
-    fn queue_rq(&self, rq: ARef<Request<NvmeDisk>>) -> Result {
+impl<Z: Speedups> Disk<Z> {
+    /// Starts `rq` on the I/O queue of its hardware queue: the tag's
+    /// bounce buffer claimed, the first command submitted, the doorbell
+    /// rung if `ring`.
+    fn queue_rq(&self, rq: ARef<Request<NvmeDisk<Z>>>, ring: bool) -> Result {
         let hw = self.queues.get(request::hw_queue(&rq)).ok_or(EIO)?;
         let tag = request::tag(&rq)?;
-        let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.clone();
+        // The previous request of the tag gave its buffer back before it
+        // ended; if not (it cannot happen), blk-mq tries again later.
+        let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.claim().ok_or(EBUSY)?;
         let opcode = match request::op(&rq) {
             bindings::req_op_REQ_OP_READ => nvm_opc::READ,
             bindings::req_op_REQ_OP_WRITE => nvm_opc::WRITE,
@@ -261,23 +359,16 @@ impl Disk {
             _ => return Err(EOPNOTSUPP),
         };
         let len = request::bytes(&rq);
-        if len as usize > bounce.data.len() || len % (1 << self.lba_shift) != 0 {
+        if len as usize > bounce.len() || len % (1 << self.lba_shift) != 0 {
             pr_err!("a {}-byte request does not fit the bounce buffer\n", len);
             return Err(EIO);
-        }
-        if opcode == nvm_opc::WRITE {
-            // SAFETY: The tag's buffer is this request's: the previous
-            // request of the tag has ended, and this one's command is not
-            // submitted yet.
-            unsafe {
-                request::copy_to_buffer(&rq, bounce.data.as_mut_ptr().cast(), bounce.data.len())?
-            };
         }
         let mut r = InFlight {
             lba: request::sector(&rq) >> (self.lba_shift - 9),
             fua: request::is_fua(&rq),
             rq,
             bounce,
+            mapping: None,
             opcode,
             lba_shift: self.lba_shift,
             len,
@@ -285,28 +376,39 @@ impl Disk {
             piece: 0,
             max_piece: self.max_piece,
         };
-        let cmd = r.next_command()?.ok_or(EIO)?;
+        let cmd = r.first_command(&self.speedups)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
-        hw.queue.issue(tag, &cmd, r).map_err(|(e, _request)| e)
+        hw.queue.issue_batched(tag, &cmd, r, ring).map_err(|(e, _request)| e)
     }
 }
 // ANCHOR_END: queue_rq
 
 // ANCHOR: operations
 /// The blk-mq operations of the disk.
-pub(crate) struct NvmeDisk;
+pub(crate) struct NvmeDisk<Z>(PhantomData<Z>);
 
 #[vtable]
-impl Operations for NvmeDisk {
-    type QueueData = Arc<Disk>;
+impl<Z: Speedups> Operations for NvmeDisk<Z> {
+    type QueueData = Arc<Disk<Z>>;
 
-    fn queue_rq(disk: ArcBorrow<'_, Disk>, rq: ARef<Request<Self>>, _is_last: bool) -> Result {
-        disk.queue_rq(rq)
+    /// `is_last`: no more requests follow at once. A stage that batches
+    /// (`Speedups::BATCH`, stage 10) rings the doorbell only then, once for
+    /// the batch, as the C driver does; stage 09 rings it for every one.
+    fn queue_rq(disk: ArcBorrow<'_, Disk<Z>>, rq: ARef<Request<Self>>, is_last: bool) -> Result {
+        disk.queue_rq(rq, is_last || !Z::BATCH)
     }
 
-    /// Nothing to commit: `queue_rq` rings the doorbell for every request.
-    fn commit_rqs(_disk: ArcBorrow<'_, Disk>) {}
+    /// blk-mq stopped a batch before its last request (which would have
+    /// rung): ring what is left unrung. (It does not say which hardware
+    /// queue: look at each.)
+    fn commit_rqs(disk: ArcBorrow<'_, Disk<Z>>) {
+        if Z::BATCH {
+            for hw in &disk.queues {
+                hw.queue.commit();
+            }
+        }
+    }
 
     /// Not used: requests end in the queue's interrupt handler.
     fn complete(rq: ARef<Request<Self>>) {
@@ -349,44 +451,40 @@ impl Drop for DiskId {
 // ANCHOR_END: disk_id
 
 // ANCHOR: send_disk
-/// The disk, as driver data.
-///
-/// `GenDisk` is `Send` only if its `Arc<TagSet>` is, and `TagSet` (an
-/// `Opaque` C struct) is neither `Send` nor `Sync` in 7.3, while the driver
-/// data of a PCI driver must be `Send`.
-pub(crate) struct SendDisk {
+/// The disk, as driver data: deleted when dropped.
+pub(crate) struct SendDisk<Z: Speedups> {
     /// Dropped first: `del_gendisk` waits for the requests in flight.
-    _disk: GenDisk<NvmeDisk>,
+    disk: SendGenDisk<NvmeDisk<Z>>,
     id: DiskId,
-    /// The disk's tag set (the disk holds it too): the way to the disk's
-    /// request queue, which stage 10 needs when it is unbound while open.
-    pub(crate) _tag_set: Arc<TagSet<NvmeDisk>>,
 }
-
-// SAFETY: The tag set is a C `blk_mq_tag_set`, which blk-mq uses from any
-// CPU under its own locking; the driver never touches it after `create`,
-// and dropping the disk (`del_gendisk`, `put_disk`) may run on any thread.
-unsafe impl Send for SendDisk {}
 // ANCHOR_END: send_disk
 
-impl SendDisk {
+impl<Z: Speedups> SendDisk<Z> {
     /// Its number: the X of `rnvmeXn1`.
     pub(crate) fn number(&self) -> u32 {
         self.id.0
+    }
+
+    /// Its tag set: the way to its request queue (stage 10 uses it).
+    #[allow(dead_code)]
+    pub(crate) fn tag_set(&self) -> &Arc<TagSet<NvmeDisk<Z>>> {
+        self.disk.tag_set()
     }
 }
 
 // ANCHOR: create
 /// Creates `rnvmeXn1` over namespace 1, with one hardware queue per I/O
-/// queue. `extra_blocks` claims that many blocks more than the namespace
-/// has (for the test: reads there fail on the controller).
-pub(crate) fn create(
+/// queue, and `speedups` (stage 09: `Bounced`). `extra_blocks` claims that
+/// many blocks more than the namespace has (for the test: reads there fail
+/// on the controller).
+pub(crate) fn create<Z: Speedups>(
     pdev: &pci::Device<Core<'_>>,
     ctrl: &Controller,
-    io: &[IoQueue<InFlight>],
+    io: &[IoQueue<InFlight<Z>>],
     id: &IdCtrl,
+    speedups: Z,
     extra_blocks: u64,
-) -> Result<SendDisk> {
+) -> Result<SendDisk<Z>> {
     let ns = ctrl.identify_namespace(pdev, NSID)?;
     let block = ns.block_size().ok_or(EIO)?;
     GenDiskBuilder::validate_block_size(block)?;
@@ -401,7 +499,7 @@ pub(crate) fn create(
     for q in io {
         let mut bounces = KVec::with_capacity(TAGS.into(), GFP_KERNEL)?;
         for _ in 0..TAGS {
-            bounces.push(Bounce::new(pdev)?, GFP_KERNEL)?;
+            bounces.push(bounce::<Z>(pdev)?, GFP_KERNEL)?;
         }
         queues.push(
             HwQueue {
@@ -416,6 +514,7 @@ pub(crate) fn create(
             queues,
             lba_shift,
             max_piece,
+            speedups,
         },
         GFP_KERNEL,
     )?;
@@ -444,9 +543,8 @@ pub(crate) fn create(
         max_piece
     );
     Ok(SendDisk {
-        _disk: gendisk,
+        disk: SendGenDisk::new(gendisk, tagset),
         id: number,
-        _tag_set: tagset,
     })
 }
 // ANCHOR_END: create

@@ -26,11 +26,13 @@ mod nvme;
 // Stage 08's file, unchanged: the I/O queues.
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-// New in stage 09: the disk and its requests.
+// The kernel shim: what 7.3's block layer abstraction lacks.
+mod kshim;
+// New in stage 09: the disk.
 mod disk;
-mod request;
 
 use disk::{
+    Bounced,
     InFlight,
     SendDisk, //
 };
@@ -71,12 +73,12 @@ struct RNvme<'b> {
     /// The disk: deleted by `unbind` (which waits for its requests) before
     /// the I/O queues are.
     #[pin]
-    disk: Mutex<Option<SendDisk>>,
+    disk: Mutex<Option<SendDisk<Bounced>>>,
     /// The I/O queue pairs: deleted by `unbind`.
-    io: KVec<IoQueue<InFlight>>,
+    io: KVec<IoQueue<InFlight<Bounced>>>,
     /// The vectors, and the handlers of the admin and I/O queues on them,
     /// kept for their drop.
-    _irqs: Interrupts<'b, InFlight>,
+    _irqs: Interrupts<'b, InFlight<Bounced>>,
     /// The registers and the admin queue pair.
     ctrl: Controller,
     /// What Identify Controller said.
@@ -154,7 +156,7 @@ impl pci::Driver for RNvmeDriver {
             // block layer may send requests (it reads the partition table
             // at once).
             let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
-            let disk = disk::create(pdev, &ctrl, &io, &id, extra)?;
+            let disk = disk::create(pdev, &ctrl, &io, &id, Bounced, extra)?;
             Ok(try_pin_init!(RNvme {
                 pdev,
                 disk <- new_mutex!(Some(disk), "rnvme_disk"),

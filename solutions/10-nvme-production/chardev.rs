@@ -11,18 +11,10 @@
 //! answers none: nvme-cli uses the namespace node instead.
 
 use kernel::{
-    bindings,
     device::{
         Bound,
         Core,
         Device, //
-    },
-    dma::Coherent,
-    fs::File,
-    miscdevice::{
-        MiscDevice,
-        MiscDeviceOptions,
-        MiscDeviceRegistration, //
     },
     new_mutex,
     pci,
@@ -41,8 +33,15 @@ use kernel::{
 };
 
 use crate::{
-    disk::IoQueuePair,
+    kshim::{
+        cred,
+        misc_node::{
+            Node,
+            NodeOps, //
+        }, //
+    },
     nvme::{
+        cmd_buffer::CmdBuffer,
         command::Command,
         ctrl::Controller,
         queue::{
@@ -57,7 +56,8 @@ use crate::{
         Refused,
         Target,
         NVME_IOCTL_ID, //
-    }, //
+    },
+    dma_map::IoQueuePair, //
 };
 
 /// The namespace the nodes show.
@@ -77,17 +77,6 @@ const NS_NAMES: [&CStr; 8] = [
     c"rng0n1", c"rng1n1", c"rng2n1", c"rng3n1", c"rng4n1", c"rng5n1", c"rng6n1", c"rng7n1",
 ];
 
-/// The DMA memory passthrough data goes through: one command at a time.
-struct Buffer {
-    data: Coherent<[u8]>,
-    /// The PRP list that describes all of `data`.
-    list: Coherent<[u64]>,
-    /// A command that used the buffer timed out: the controller may still
-    /// write it, so no other command may use it until the controller is
-    /// stopped (unbind).
-    abandoned: bool,
-}
-
 // ANCHOR: passthrough
 /// What an open node needs: the queues, the buffer, the block size. Shared
 /// by the nodes and every open file, so it outlives an unbind while a file
@@ -98,8 +87,12 @@ pub(crate) struct Passthrough {
     admin: Arc<AdminQueue>,
     io: Arc<IoQueuePair>,
     block_size: u32,
+    /// The DMA memory passthrough data goes through, with a PRP list that
+    /// describes all of it.
+    buffer: Arc<CmdBuffer>,
+    /// Held while a command runs: one at a time, the others wait.
     #[pin]
-    buffer: Mutex<Buffer>,
+    one_at_a_time: Mutex<()>,
 }
 // ANCHOR_END: passthrough
 
@@ -112,22 +105,16 @@ impl Passthrough {
     ) -> Result<Arc<Passthrough>> {
         let block_size = ctrl.identify_namespace(pdev, NSID)?.block_size().ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
-        let buffer = Buffer {
-            data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
-            list: Coherent::zeroed_slice(
-                dev,
-                prp::list_entries_for(BUFFER_SIZE as u32, PAGE),
-                GFP_KERNEL,
-            )?,
-            abandoned: false,
-        };
+        let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
+        let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
         Arc::pin_init(
             try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
                 admin: ctrl.admin().clone(),
                 io: io.clone(),
                 block_size,
-                buffer <- new_mutex!(buffer, "rnvme_passthru"),
+                buffer,
+                one_at_a_time <- new_mutex!((), "rnvme_passthru"),
             }),
             GFP_KERNEL,
         )
@@ -143,8 +130,7 @@ impl Passthrough {
         let Some((target, layout)) = passthru::decode(cmd) else {
             return Err(ENOTTY);
         };
-        // SAFETY: `capable` only reads the current task's credentials.
-        if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as i32) } {
+        if !cred::sys_admin() {
             return Err(EACCES);
         }
         let mut raw = [0u8; 80];
@@ -187,14 +173,11 @@ impl Passthrough {
     ) -> Result<(u16, u32)> {
         let len = c.data_len as usize;
         let user = UserSlice::new(UserPtr::from_addr(c.addr as usize), len);
-        let mut buffer = self.buffer.lock();
-        if buffer.abandoned {
-            return Err(EBUSY);
-        }
-        // SAFETY: The buffer is used by no command: we hold its lock, and
-        // the last command that used it has completed (else `abandoned`).
-        let data = unsafe { buffer.data.as_mut() };
-        let data = data.get_mut(..len).ok_or(EINVAL)?;
+        let _one = self.one_at_a_time.lock();
+        // Only a command that timed out and was abandoned keeps the claim.
+        let mut claim = self.buffer.claim().ok_or(EBUSY)?;
+        let view = claim.view();
+        let data = view.data.get_mut(..len).ok_or(EINVAL)?;
         match direction {
             Direction::ToDevice => user.reader().read_slice(data)?,
             // Find out now that the caller's buffer is writable, before the
@@ -207,14 +190,12 @@ impl Passthrough {
         }
         // Describe the whole buffer: whatever the command transfers stays
         // inside it.
-        // SAFETY: As for `data`: no command uses the list.
-        let list = unsafe { buffer.list.as_mut() };
         let prps = prp::describe(
-            buffer.data.dma_address(),
+            view.data_address,
             BUFFER_SIZE as u32,
             PAGE,
-            list,
-            buffer.list.dma_address(),
+            view.prp_list,
+            view.prp_list_address,
         )
         .map_err(|_| EINVAL)?;
         let cmd = Command {
@@ -233,17 +214,18 @@ impl Passthrough {
             Target::Admin => self.admin.submit_any(&self.dev, &cmd, timeout),
             Target::Io => self.io.submit_any(&self.dev, &cmd, timeout),
         };
-        let cqe = submitted.inspect_err(|e| {
-                // Timed out or interrupted: the command is still the
-                // controller's, and so is the buffer.
-                if *e == ETIMEDOUT || *e == EINTR {
-                    buffer.abandoned = true;
-                }
-            })?;
+        let cqe = match submitted {
+            // Timed out or interrupted: the command is still the
+            // controller's, and so is the buffer, until unbind stops it.
+            Err(e) if e == ETIMEDOUT || e == EINTR => {
+                claim.abandon();
+                return Err(e);
+            }
+            other => other?,
+        };
         if direction == Direction::FromDevice {
-            // SAFETY: The controller has written the data before its
-            // completion came.
-            let data = unsafe { buffer.data.as_ref() };
+            // The controller has written the data before its completion came.
+            let data = claim.view().data;
             UserSlice::new(UserPtr::from_addr(c.addr as usize), len)
                 .writer()
                 .write_slice(data.get(..len).ok_or(EINVAL)?)?;
@@ -254,16 +236,15 @@ impl Passthrough {
 }
 
 // ANCHOR: nodes
-/// The two nodes of a controller, registered as misc devices, and the
-/// controller they lead to. Registered last (`ctrl` is set before them), so
-/// an `open` that comes at once finds everything in place.
+/// The two nodes of a controller, registered as misc devices, which lead
+/// to its `Passthrough`. Registered last, so an `open` that comes at once
+/// finds everything in place.
 #[pin_data]
 pub(crate) struct Nodes {
-    ctrl: Arc<Passthrough>,
     #[pin]
-    ctrl_node: MiscDeviceRegistration<CtrlNode>,
+    ctrl_node: Node<CtrlNode>,
     #[pin]
-    ns_node: MiscDeviceRegistration<NsNode>,
+    ns_node: Node<NsNode>,
 }
 
 impl Nodes {
@@ -274,50 +255,30 @@ impl Nodes {
         let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
             return Err(ENOSPC);
         };
+        let ctrl_node = Arc::new(CtrlNode(ctrl.clone()), GFP_KERNEL)?;
+        let ns_node = Arc::new(NsNode(ctrl), GFP_KERNEL)?;
         Ok(try_pin_init!(Nodes {
-            ctrl,
-            ctrl_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ctrl_name }),
-            ns_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ns_name }),
+            ctrl_node <- Node::new(ctrl_name, ctrl_node),
+            ns_node <- Node::new(ns_name, ns_node),
         }? Error))
     }
 }
 
 /// The controller node, `/dev/rnvmeN`.
-pub(crate) struct CtrlNode;
+pub(crate) struct CtrlNode(Arc<Passthrough>);
 
 /// The namespace node, `/dev/rngNn1`.
-pub(crate) struct NsNode;
+pub(crate) struct NsNode(Arc<Passthrough>);
 
-#[vtable]
-impl MiscDevice for CtrlNode {
-    type Ptr = Arc<Passthrough>;
-
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
-        // SAFETY: Every `MiscDeviceRegistration<CtrlNode>` is the
-        // `ctrl_node` field of a `Nodes` (only `Nodes::new` makes one), and
-        // a misc device is opened only while it is registered, that is,
-        // while its `Nodes` lives.
-        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ctrl_node) };
-        Ok(nodes.ctrl.clone())
-    }
-
-    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        ctrl.ioctl(cmd, arg, false)
+impl NodeOps for CtrlNode {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, false)
     }
 }
 
-#[vtable]
-impl MiscDevice for NsNode {
-    type Ptr = Arc<Passthrough>;
-
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
-        // SAFETY: As for `CtrlNode`, with the `ns_node` field.
-        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ns_node) };
-        Ok(nodes.ctrl.clone())
-    }
-
-    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        ctrl.ioctl(cmd, arg, true)
+impl NodeOps for NsNode {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, true)
     }
 }
 // ANCHOR_END: nodes

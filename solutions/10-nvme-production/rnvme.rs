@@ -33,20 +33,18 @@ mod nvme;
 #[allow(dead_code)]
 #[path = "../../solutions/08-io-queues/io_queues.rs"]
 mod io_queues;
-// Stage 09's file, unchanged: the block requests' accessors.
-#[path = "../../solutions/09-blk-mq/request.rs"]
-mod request;
-// Stage 12's workqueue of the module's own, for the watchdog.
-#[path = "../../solutions/12-executor/queue.rs"]
-mod owned_queue;
-// Stage 09's disk, changed: zero copy (`dma_map`), doorbell batching.
+// The kernel shim: what 7.3's `kernel` crate lacks, as far as this stage
+// needs it (`kshim.rs` lists its files).
+mod kshim;
+// Stage 09's disk, unchanged: this stage plugs its speedups into it (and
+// does not use stage 09's, `Bounced`).
+#[allow(dead_code)]
+#[path = "../../solutions/09-blk-mq/disk.rs"]
 mod disk;
-// New in stage 10: timeouts, the nvme-cli nodes and their ioctls, disks
-// deleted while open.
-mod affinity;
+// New in stage 10: zero copy and doorbell batching for the disk
+// (`dma_map`), timeouts, the nvme-cli nodes and their ioctls.
 mod chardev;
 mod dma_map;
-mod lingering;
 mod passthru;
 mod watchdog;
 
@@ -54,9 +52,14 @@ use chardev::{
     Nodes,
     Passthrough, //
 };
-use disk::{
-    InFlight,
-    SendDisk, //
+use disk::SendDisk;
+use kshim::{
+    affinity,
+    lingering::{
+        self,
+        Lingering,
+        OpenDisk, //
+    }, //
 };
 use nvme::{
     ctrl::{
@@ -74,11 +77,11 @@ use io_queues::{
     IoQueue,
     IO_DEPTH, //
 };
-use lingering::{
-    Lingering,
-    OpenDisk, //
-};
 use watchdog::Watchdog;
+use dma_map::{
+    IoRequest,
+    ZeroCopy, //
+};
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -109,12 +112,12 @@ struct RNvme<'b> {
     /// The disk: deleted by `unbind` (which waits for its requests) before
     /// the I/O queues are.
     #[pin]
-    disk: Mutex<Option<SendDisk>>,
+    disk: Mutex<Option<SendDisk<ZeroCopy>>>,
     /// The I/O queue pairs: deleted by `unbind`.
-    io: KVec<IoQueue<InFlight>>,
+    io: KVec<IoQueue<IoRequest>>,
     /// The vectors, and the handlers of the admin and I/O queues on them,
     /// kept for their drop.
-    _irqs: Interrupts<'b, InFlight>,
+    _irqs: Interrupts<'b, IoRequest>,
     /// The registers and the admin queue pair.
     ctrl: Controller,
     /// What Identify Controller said.
@@ -200,10 +203,20 @@ impl pci::Driver for RNvmeDriver {
             for q in io.iter() {
                 q.queue.reserve_tags(IO_DEPTH - 1);
             }
-            let disk = disk::create(pdev, &ctrl, &io, &id, 0)?;
+            let speedups = ZeroCopy::new(
+                pdev,
+                &id,
+                module_parameters::zero_copy.value() != 0,
+                module_parameters::sgl.value() != 0,
+            );
+            let disk = disk::create(pdev, &ctrl, &io, &id, speedups, 0)?;
             // Each I/O queue's interrupt to the CPUs that submit to it (the
             // tag set's map says which).
-            let placed = affinity::spread(irqs.vectors(), &io, &disk._tag_set);
+            let mut hw_vectors = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+            for q in io.iter() {
+                hw_vectors.push(q.vector, GFP_KERNEL)?;
+            }
+            let placed = affinity::spread(irqs.vectors(), &hw_vectors, disk.tag_set());
             dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
             let number = disk.number();
             // ANCHOR_END: disk_field
@@ -239,11 +252,11 @@ impl pci::Driver for RNvmeDriver {
         if let Some(disk) = disk {
             let number = disk.number();
             // Still open (mounted?): the module must stay until it is closed.
-            let open = OpenDisk::of(&disk._tag_set);
+            let open = OpenDisk::of(disk.tag_set());
             drop(disk);
             dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
             if let Some(open) = open {
-                if let Err(e) = lingering::linger(open, number) {
+                if let Err(e) = lingering::linger(open, "rnvme", number) {
                     dev_err!(
                         this.pdev,
                         "cannot wait for rnvme{}n1 to be closed ({:?})\n",
@@ -298,7 +311,7 @@ impl kernel::InPlaceModule for RNvmeModule {
     fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
         try_pin_init!(Self {
             // First: an unbind may need it as soon as the driver exists.
-            lingering: Lingering::new()?,
+            lingering: Lingering::new(c"rnvme_lingering")?,
             driver <- kernel::driver::Registration::new(<Self as kernel::ModuleMetadata>::NAME, module),
         })
     }

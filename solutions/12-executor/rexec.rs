@@ -36,6 +36,7 @@ use kernel::{
 };
 
 mod executor;
+#[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 mod sleep;
 mod task_state;

@@ -29,7 +29,7 @@ use kernel::{
 // states, the waker.
 #[path = "../../solutions/12-executor/executor.rs"]
 mod executor;
-#[path = "../../solutions/12-executor/queue.rs"]
+#[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 #[path = "../../solutions/12-executor/task_state.rs"]
 mod task_state;

@@ -11,18 +11,10 @@
 //! answers none: nvme-cli uses the namespace node instead.
 
 use kernel::{
-    bindings,
     device::{
         Bound,
         Core,
         Device, //
-    },
-    dma::Coherent,
-    fs::File,
-    miscdevice::{
-        MiscDevice,
-        MiscDeviceOptions,
-        MiscDeviceRegistration, //
     },
     new_mutex,
     pci,
@@ -41,8 +33,15 @@ use kernel::{
 };
 
 use crate::{
-    disk::IoQueuePair,
+    kshim::{
+        cred,
+        misc_node::{
+            Node,
+            NodeOps, //
+        }, //
+    },
     nvme::{
+        cmd_buffer::CmdBuffer,
         command::Command,
         ctrl::Controller,
         queue::{
@@ -57,7 +56,8 @@ use crate::{
         Refused,
         Target,
         NVME_IOCTL_ID, //
-    }, //
+    },
+    dma_map::IoQueuePair, //
 };
 
 /// The namespace the nodes show.
@@ -77,17 +77,6 @@ const NS_NAMES: [&CStr; 8] = [
     c"rng0n1", c"rng1n1", c"rng2n1", c"rng3n1", c"rng4n1", c"rng5n1", c"rng6n1", c"rng7n1",
 ];
 
-/// The DMA memory passthrough data goes through: one command at a time.
-struct Buffer {
-    data: Coherent<[u8]>,
-    /// The PRP list that describes all of `data`.
-    list: Coherent<[u64]>,
-    /// A command that used the buffer timed out: the controller may still
-    /// write it, so no other command may use it until the controller is
-    /// stopped (unbind).
-    abandoned: bool,
-}
-
 // ANCHOR: passthrough
 /// What an open node needs: the queues, the buffer, the block size. Shared
 /// by the nodes and every open file, so it outlives an unbind while a file
@@ -98,8 +87,12 @@ pub(crate) struct Passthrough {
     admin: Arc<AdminQueue>,
     io: Arc<IoQueuePair>,
     block_size: u32,
+    /// The DMA memory passthrough data goes through, with a PRP list that
+    /// describes all of it.
+    buffer: Arc<CmdBuffer>,
+    /// Held while a command runs: one at a time, the others wait.
     #[pin]
-    buffer: Mutex<Buffer>,
+    one_at_a_time: Mutex<()>,
 }
 // ANCHOR_END: passthrough
 
@@ -112,22 +105,16 @@ impl Passthrough {
     ) -> Result<Arc<Passthrough>> {
         let block_size = ctrl.identify_namespace(pdev, NSID)?.block_size().ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
-        let buffer = Buffer {
-            data: Coherent::zeroed_slice(dev, BUFFER_SIZE, GFP_KERNEL)?,
-            list: Coherent::zeroed_slice(
-                dev,
-                prp::list_entries_for(BUFFER_SIZE as u32, PAGE),
-                GFP_KERNEL,
-            )?,
-            abandoned: false,
-        };
+        let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
+        let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
         Arc::pin_init(
             try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
                 admin: ctrl.admin().clone(),
                 io: io.clone(),
                 block_size,
-                buffer <- new_mutex!(buffer, "rnvme_passthru"),
+                buffer,
+                one_at_a_time <- new_mutex!((), "rnvme_passthru"),
             }),
             GFP_KERNEL,
         )
@@ -143,8 +130,7 @@ impl Passthrough {
         let Some((target, layout)) = passthru::decode(cmd) else {
             return Err(ENOTTY);
         };
-        // SAFETY: `capable` only reads the current task's credentials.
-        if !unsafe { bindings::capable(bindings::CAP_SYS_ADMIN as i32) } {
+        if !cred::sys_admin() {
             return Err(EACCES);
         }
         let mut raw = [0u8; 80];
@@ -185,33 +171,34 @@ impl Passthrough {
         target: Target,
         direction: Direction,
     ) -> Result<(u16, u32)> {
-        // TODO (exercise 2): with the buffer's lock held (EBUSY if it is
-        // `abandoned`: set it when a command times out), copy a Write's
-        // data in from `c.addr` (or, for a Read, check now that the caller's
-        // buffer can be written), describe the whole buffer with
-        // `prp::describe`, build the `Command` from `c`, send it with
-        // `submit_any` to the admin queue or I/O queue 1 (`target`), within
-        // `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
-        // `Delta`), copy a Read's data out, and return the status and the
-        // result.
+        // TODO (exercise 2): one command at a time: hold `one_at_a_time`,
+        // then claim the buffer (`CmdBuffer::claim`; EBUSY if it cannot be:
+        // a command that used it timed out). Through the claim's `view`:
+        // copy a Write's data in from `c.addr` (or, for a Read, check now
+        // that the caller's buffer can be written), describe the whole
+        // buffer with `prp::describe`; build the `Command` from `c`, send it
+        // with `submit_any` to the admin queue or I/O queue 1 (`target`),
+        // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
+        // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
+        // the controller may still use the buffer: `Claim::abandon` it.
+        // Copy a Read's data out, and return the status and the result.
         // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=10.
-        let _ = (c, target, direction, MAX_TIMEOUT_MS);
+        let _ = (c, target, direction, MAX_TIMEOUT_MS, &self.one_at_a_time, &self.buffer);
         Err(ENOSYS)
     }
     // ANCHOR_END: run
 }
 
 // ANCHOR: nodes
-/// The two nodes of a controller, registered as misc devices, and the
-/// controller they lead to. Registered last (`ctrl` is set before them), so
-/// an `open` that comes at once finds everything in place.
+/// The two nodes of a controller, registered as misc devices, which lead
+/// to its `Passthrough`. Registered last, so an `open` that comes at once
+/// finds everything in place.
 #[pin_data]
 pub(crate) struct Nodes {
-    ctrl: Arc<Passthrough>,
     #[pin]
-    ctrl_node: MiscDeviceRegistration<CtrlNode>,
+    ctrl_node: Node<CtrlNode>,
     #[pin]
-    ns_node: MiscDeviceRegistration<NsNode>,
+    ns_node: Node<NsNode>,
 }
 
 impl Nodes {
@@ -222,50 +209,30 @@ impl Nodes {
         let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
             return Err(ENOSPC);
         };
+        let ctrl_node = Arc::new(CtrlNode(ctrl.clone()), GFP_KERNEL)?;
+        let ns_node = Arc::new(NsNode(ctrl), GFP_KERNEL)?;
         Ok(try_pin_init!(Nodes {
-            ctrl,
-            ctrl_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ctrl_name }),
-            ns_node <- MiscDeviceRegistration::register(MiscDeviceOptions { name: ns_name }),
+            ctrl_node <- Node::new(ctrl_name, ctrl_node),
+            ns_node <- Node::new(ns_name, ns_node),
         }? Error))
     }
 }
 
 /// The controller node, `/dev/rnvmeN`.
-pub(crate) struct CtrlNode;
+pub(crate) struct CtrlNode(Arc<Passthrough>);
 
 /// The namespace node, `/dev/rngNn1`.
-pub(crate) struct NsNode;
+pub(crate) struct NsNode(Arc<Passthrough>);
 
-#[vtable]
-impl MiscDevice for CtrlNode {
-    type Ptr = Arc<Passthrough>;
-
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
-        // SAFETY: Every `MiscDeviceRegistration<CtrlNode>` is the
-        // `ctrl_node` field of a `Nodes` (only `Nodes::new` makes one), and
-        // a misc device is opened only while it is registered, that is,
-        // while its `Nodes` lives.
-        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ctrl_node) };
-        Ok(nodes.ctrl.clone())
-    }
-
-    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        ctrl.ioctl(cmd, arg, false)
+impl NodeOps for CtrlNode {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, false)
     }
 }
 
-#[vtable]
-impl MiscDevice for NsNode {
-    type Ptr = Arc<Passthrough>;
-
-    fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<Passthrough>> {
-        // SAFETY: As for `CtrlNode`, with the `ns_node` field.
-        let nodes = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Nodes, ns_node) };
-        Ok(nodes.ctrl.clone())
-    }
-
-    fn ioctl(ctrl: ArcBorrow<'_, Passthrough>, _file: &File, cmd: u32, arg: usize) -> Result<isize> {
-        ctrl.ioctl(cmd, arg, true)
+impl NodeOps for NsNode {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, true)
     }
 }
 // ANCHOR_END: nodes

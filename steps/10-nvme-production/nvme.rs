@@ -13,6 +13,8 @@
 
 #[path = "../../solutions/04-pci-probe/cap.rs"]
 pub(crate) mod cap;
+#[path = "../../solutions/lib/nvme/cmd_buffer.rs"]
+pub(crate) mod cmd_buffer;
 #[path = "../../solutions/lib/nvme/command.rs"]
 pub(crate) mod command;
 #[path = "../../solutions/07-interrupts/completion.rs"]

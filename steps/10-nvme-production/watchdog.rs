@@ -34,7 +34,7 @@ use kernel::{
 };
 
 use crate::{
-    disk::IoQueuePair,
+    kshim::owned_queue::OwnedQueue,
     nvme::{
         command::Command,
         queue::{
@@ -42,7 +42,7 @@ use crate::{
             Pending, //
         }, //
     },
-    owned_queue::OwnedQueue,
+    dma_map::IoQueuePair, //
 };
 
 /// How long the watchdog waits for the answer to an Abort.

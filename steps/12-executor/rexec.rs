@@ -38,7 +38,7 @@ use kernel::{
 };
 
 mod executor;
-#[path = "../../solutions/12-executor/queue.rs"]
+#[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 mod sleep;
 #[path = "../../solutions/12-executor/task_state.rs"]

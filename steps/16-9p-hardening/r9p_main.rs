@@ -48,7 +48,7 @@ mod executor;
 #[allow(dead_code)]
 #[path = "../../solutions/14-9p-protocol/p9.rs"]
 mod p9;
-#[path = "../../solutions/12-executor/queue.rs"]
+#[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 #[path = "../../solutions/13-reactor/reactor.rs"]
 mod reactor;

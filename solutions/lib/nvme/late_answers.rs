@@ -1,7 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! For stage 07's test: abandoned commands whose answers come late
-//! (`late=N`). Not an exercise; the skeleton includes this file unchanged.
+//! (`late=N`).
+//!
+//! Part of the NVMe library (`nvme::late_answers`), in stage 07 only.
 
 use kernel::{
     device::Core,
@@ -12,18 +14,16 @@ use kernel::{
     time::Delta, //
 };
 
-use crate::{
-    nvme::{
-        command::{
-            feature,
-            log_page,
-            Command, //
-        },
-        identify::IDENTIFY_SIZE,
-        queue::{
-            AdminQueue,
-            ADMIN_TIMEOUT, //
-        }, //
+use super::{
+    command::{
+        feature,
+        log_page,
+        Command, //
+    },
+    identify::IDENTIFY_SIZE,
+    queue::{
+        AdminQueue,
+        ADMIN_TIMEOUT, //
     }, //
 };
 

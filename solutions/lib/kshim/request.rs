@@ -5,6 +5,12 @@
 //! hardware queue, copying its data to and from a buffer, and ending it
 //! with an error. Every `unsafe` of the data path is in this file.
 //!
+//! Part of the kernel shim (`kshim::request`), from stage 09 on: it names
+//! only `kernel::`. TODO: each function goes when the `kernel` crate's
+//! `Request` has its accessor (upstream has none of them in 7.3; the C
+//! equivalents are `req_op`, `blk_rq_pos`, `blk_rq_bytes`, `rq_for_each_segment`
+//! and `blk_mq_end_request`).
+//!
 //! All of it relies on one fact: a `&Request<T>` exists only while the
 //! request is the driver's, between `queue_rq` and its end (the invariant
 //! of `Request`), and blk-mq does not change these fields meanwhile.
@@ -148,47 +154,26 @@ pub(crate) fn for_each_page<T: Operations>(
 
 /// Copies the request's data into `buf` (for a Write). `EINVAL` if it does
 /// not fit.
-///
-/// # Safety
-///
-/// `buf` points to `size` bytes nothing else reads or writes meanwhile.
-pub(crate) unsafe fn copy_to_buffer<T: Operations>(
-    rq: &Request<T>,
-    buf: *mut u8,
-    size: usize,
-) -> Result {
+pub(crate) fn copy_to_slice<T: Operations>(rq: &Request<T>, buf: &mut [u8]) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
-        if at + len > size {
-            return Err(EINVAL);
-        }
-        // SAFETY: `piece` is mapped for `len` bytes (`for_each_piece`);
-        // `buf + at` is inside the buffer (checked above), which nothing
-        // else uses (the caller's promise).
-        unsafe { core::ptr::copy_nonoverlapping(piece, buf.add(at), len) };
+        let to = buf.get_mut(at..at + len).ok_or(EINVAL)?;
+        // SAFETY: `piece` is mapped for `len` bytes (`for_each_piece`), and
+        // `to` is `len` bytes the `&mut` borrow gives this call alone.
+        unsafe { core::ptr::copy_nonoverlapping(piece, to.as_mut_ptr(), len) };
         at += len;
         Ok(())
     })
 }
 
 /// Copies `buf` into the request's pages (for a Read). `EINVAL` if the
-/// request holds more than `size` bytes.
-///
-/// # Safety
-///
-/// As for [`copy_to_buffer`].
-pub(crate) unsafe fn copy_from_buffer<T: Operations>(
-    rq: &Request<T>,
-    buf: *const u8,
-    size: usize,
-) -> Result {
+/// request holds more than `buf`.
+pub(crate) fn copy_from_slice<T: Operations>(rq: &Request<T>, buf: &[u8]) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
-        if at + len > size {
-            return Err(EINVAL);
-        }
-        // SAFETY: As in `copy_to_buffer`, the other way round.
-        unsafe { core::ptr::copy_nonoverlapping(buf.add(at), piece, len) };
+        let from = buf.get(at..at + len).ok_or(EINVAL)?;
+        // SAFETY: As in `copy_to_slice`, the other way round.
+        unsafe { core::ptr::copy_nonoverlapping(from.as_ptr(), piece, len) };
         at += len;
         Ok(())
     })

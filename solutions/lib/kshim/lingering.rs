@@ -15,11 +15,18 @@
 //! own workqueue that waits until it is closed, and the module's exit,
 //! which destroys that workqueue, waits for it: `rmmod` waits until the
 //! disk is unmounted.
+//!
+//! Part of the kernel shim (`kshim::lingering`), from stage 10 on. TODO:
+//! goes once 7.3's `GenDisk` sets its operations' owner (`THIS_MODULE`):
+//! then the block layer holds the module while the disk is open.
 
 use core::ptr::NonNull;
 use kernel::{
     bindings,
-    block::mq::TagSet,
+    block::mq::{
+        Operations,
+        TagSet, //
+    },
     prelude::*,
     sync::{
         atomic::{
@@ -35,10 +42,7 @@ use kernel::{
     workqueue::Queue, //
 };
 
-use crate::{
-    disk::NvmeDisk,
-    owned_queue::OwnedQueue, //
-};
+use super::owned_queue::OwnedQueue;
 
 /// How often a lingering disk is looked at.
 const POLL: Delta = Delta::from_millis(200);
@@ -59,7 +63,7 @@ unsafe impl Send for OpenDisk {}
 
 impl OpenDisk {
     /// The disk of `tag_set` (the disk's only request queue), if it is open.
-    pub(crate) fn of(tag_set: &Arc<TagSet<NvmeDisk>>) -> Option<OpenDisk> {
+    pub(crate) fn of<T: Operations>(tag_set: &Arc<TagSet<T>>) -> Option<OpenDisk> {
         // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
         let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
         // SAFETY: The tag set is alive (we hold an `Arc`), and its disk is
@@ -116,8 +120,9 @@ pub(crate) struct Lingering {
 }
 
 impl Lingering {
-    pub(crate) fn new() -> Result<Lingering> {
-        let wq = OwnedQueue::new(c"rnvme_lingering", 0)?;
+    /// The workqueue, named `name`.
+    pub(crate) fn new(name: &'static CStr) -> Result<Lingering> {
+        let wq = OwnedQueue::new(name, 0)?;
         LINGERING.store(core::ptr::from_ref(wq.queue()), Relaxed);
         Ok(Lingering { _wq: wq })
     }
@@ -131,15 +136,16 @@ impl Drop for Lingering {
     }
 }
 
-/// Waits, in the background, until `disk` (`rnvme{number}n1`, deleted) is
-/// closed; the module's exit waits for that.
-pub(crate) fn linger(disk: OpenDisk, number: u32) -> Result {
+/// Waits, in the background, until `disk` (`{prefix}{number}n1`, deleted)
+/// is closed; the module's exit waits for that.
+pub(crate) fn linger(disk: OpenDisk, prefix: &'static str, number: u32) -> Result {
     let wq = LINGERING.load(Relaxed);
     if wq.is_null() {
         return Err(ENODEV);
     }
     pr_warn!(
-        "rnvme{}n1 is still open (mounted?): deleted, its I/O fails; rmmod waits until it is closed\n",
+        "{}{}n1 is still open (mounted?): deleted, its I/O fails; rmmod waits until it is closed\n",
+        prefix,
         number
     );
     // SAFETY: A non-null `LINGERING` is the queue of the module's
@@ -153,7 +159,7 @@ pub(crate) fn linger(disk: OpenDisk, number: u32) -> Result {
         // The last user's `bdev_release` reads the operations once more
         // after it stopped counting as open: give it time to return.
         fsleep(POLL);
-        pr_info!("rnvme{}n1 is closed now\n", number);
+        pr_info!("{}{}n1 is closed now\n", prefix, number);
         drop(disk);
     })?;
     Ok(())

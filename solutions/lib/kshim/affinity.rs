@@ -12,10 +12,18 @@
 //! vectors, spread over the CPUs by the PCI core; 7.3's Rust
 //! `alloc_irq_vectors` has no affinity argument, so the driver points each
 //! I/O queue's vector at its CPU itself.
+//!
+//! Part of the kernel shim (`kshim::affinity`), from stage 10 on. TODO:
+//! replace with managed vectors (`pci_alloc_irq_vectors_affinity` with
+//! `PCI_IRQ_AFFINITY`, and blk-mq's `blk_mq_map_hw_queues`) once the
+//! `kernel` crate offers them.
 
 use kernel::{
     bindings,
-    block::mq::TagSet,
+    block::mq::{
+        Operations,
+        TagSet, //
+    },
     cpu::{
         nr_cpu_ids,
         CpuId, //
@@ -27,22 +35,14 @@ use kernel::{
     sync::Arc, //
 };
 
-use crate::{
-    disk::{
-        InFlight,
-        NvmeDisk, //
-    },
-    io_queues::IoQueue, //
-};
-
 // ANCHOR: spread
-/// Sends the interrupts of I/O queue `i + 1` (hardware queue `i`) to the
-/// CPUs that blk-mq maps to hardware queue `i`, where its requests come
-/// from, when it has a vector of its own. Returns how many it placed.
-pub(crate) fn spread(
+/// Sends the interrupts of hardware queue `i`, on vector `hw_vectors[i]`,
+/// to the CPUs that blk-mq maps to it, where its requests come from, when
+/// that vector is its own. Returns how many it placed.
+pub(crate) fn spread<T: Operations>(
     vectors: &IrqVectorRegistration<'_>,
-    io: &[IoQueue<InFlight>],
-    tag_set: &Arc<TagSet<NvmeDisk>>,
+    hw_vectors: &[u32],
+    tag_set: &Arc<TagSet<T>>,
 ) -> usize {
     // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
     let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
@@ -55,13 +55,13 @@ pub(crate) fn spread(
         return 0;
     }
     let mut placed = 0;
-    for (i, q) in io.iter().enumerate() {
+    for (i, &v) in hw_vectors.iter().enumerate() {
         // One vector for several queues (or for all, with INTx): leave it.
-        if io.iter().filter(|other| other.vector == q.vector).count() > 1 || q.vector == 0 {
+        if hw_vectors.iter().filter(|&&other| other == v).count() > 1 || v == 0 {
             continue;
         }
         let (Ok(vector), Ok(mut mask)) = (
-            vectors.index(q.vector as usize),
+            vectors.index(v as usize),
             CpumaskVar::new_zero(GFP_KERNEL),
         ) else {
             continue;
