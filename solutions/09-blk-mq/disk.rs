@@ -118,18 +118,28 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// Whether `queue_rq` leaves the doorbell to the last request of a
     /// batch (and `commit_rqs`).
     const BATCH: bool;
-    /// Maps the data of `rq` (`opcode`, `len` bytes) for one command of at
-    /// most `max_piece` bytes, and writes its data pointer (PRPs, or an SGL)
-    /// with `view`'s lists: the mapping, the pointer, and whether it is an
-    /// SGL. `None`: the request goes through the bounce buffer.
+    /// Maps the data of `rq` for one command (`transfer`), and writes its
+    /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
+    /// pointer, and whether it is an SGL. `None`: the request goes through
+    /// the bounce buffer.
     fn map(
         &self,
         rq: &Request<NvmeDisk<Self>>,
-        opcode: u8,
-        len: u32,
-        max_piece: u32,
+        transfer: Transfer,
         view: View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
+}
+
+/// What a request asks to transfer (read by stage 10's `Speedups`).
+#[derive(Clone, Copy)]
+#[allow(dead_code)]
+pub(crate) struct Transfer {
+    /// Read, Write or Flush.
+    pub(crate) opcode: u8,
+    /// Bytes of the whole request.
+    pub(crate) len: u32,
+    /// Bytes one command may carry.
+    pub(crate) max_piece: u32,
 }
 
 /// Stage 09: every request through its tag's bounce buffer, and a doorbell
@@ -141,14 +151,7 @@ impl Speedups for Bounced {
     const SGL_ENTRIES: usize = 0;
     const BATCH: bool = false;
 
-    fn map(
-        &self,
-        _rq: &Request<NvmeDisk<Self>>,
-        _opcode: u8,
-        _len: u32,
-        _max_piece: u32,
-        _view: View<'_>,
-    ) -> Option<(Infallible, Prps, bool)> {
+    fn map(&self, _: &Request<NvmeDisk<Self>>, _: Transfer, _: View<'_>) -> Option<(Infallible, Prps, bool)> {
         None
     }
 }
@@ -191,9 +194,12 @@ impl<Z: Speedups> InFlight<Z> {
     /// copied in first.
     fn first_command(&mut self, speedups: &Z) -> Result<Command> {
         let view = self.bounce.view();
-        if let Some((mapping, prps, sgl)) =
-            speedups.map(&self.rq, self.opcode, self.len, self.max_piece, view)
-        {
+        let transfer = Transfer {
+            opcode: self.opcode,
+            len: self.len,
+            max_piece: self.max_piece,
+        };
+        if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, view) {
             self.mapping = Some(mapping);
             self.piece = self.len;
             let blocks = self.len >> self.lba_shift;

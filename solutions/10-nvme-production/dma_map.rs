@@ -41,7 +41,8 @@ use crate::{
     disk::{
         InFlight,
         NvmeDisk,
-        Speedups, //
+        Speedups,
+        Transfer, //
     },
     kshim::request,
     nvme::{
@@ -160,20 +161,13 @@ impl Mapping {
         !self.prp_shape
     }
 
-    /// The command's data pointer: PRPs (with `prp_list`) if they can
-    /// describe the pieces, else an SGL (with `sgl_list`). Each list is
-    /// the tag's, at the given bus address.
-    pub(crate) fn data_pointer(
-        &self,
-        prp_list: &mut [u64],
-        prp_list_addr: u64,
-        sgl_list: &mut [[u64; 2]],
-        sgl_list_addr: u64,
-    ) -> Result<Prps> {
+    /// The command's data pointer: PRPs (with the tag's PRP list) if they
+    /// can describe the pieces, else an SGL (with its SGL segment).
+    pub(crate) fn data_pointer(&self, view: View<'_>) -> Result<Prps> {
         if self.prp_shape {
-            self.prps(prp_list, prp_list_addr)
+            self.prps(view.prp_list, view.prp_list_address)
         } else {
-            self.sgl(sgl_list, sgl_list_addr)
+            self.sgl(view.sgl, view.sgl_address)
         }
     }
 
@@ -285,28 +279,6 @@ impl ZeroCopy {
             bounced: Atomic::new(0),
         }
     }
-
-    /// Maps `rq` for one command, if zero copy may: its data pointer into
-    /// `view`'s lists.
-    fn try_map(
-        &self,
-        rq: &Request<NvmeDisk<Self>>,
-        opcode: u8,
-        len: u32,
-        max_piece: u32,
-        view: View<'_>,
-    ) -> Option<(KBox<Mapping>, Prps, bool)> {
-        // Only when one command can carry it all.
-        if !self.enabled || opcode == nvm_opc::FLUSH || len > max_piece {
-            return None;
-        }
-        let mapping = Mapping::map(&self.dev, rq, opcode == nvm_opc::WRITE, self.sgl)?;
-        let prps = mapping
-            .data_pointer(view.prp_list, view.prp_list_address, view.sgl, view.sgl_address)
-            .ok()?;
-        let sgl = mapping.is_sgl();
-        Some((mapping, prps, sgl))
-    }
 }
 
 impl Speedups for ZeroCopy {
@@ -317,12 +289,19 @@ impl Speedups for ZeroCopy {
     fn map(
         &self,
         rq: &Request<NvmeDisk<Self>>,
-        opcode: u8,
-        len: u32,
-        max_piece: u32,
+        t: Transfer,
         view: View<'_>,
     ) -> Option<(KBox<Mapping>, Prps, bool)> {
-        let mapped = self.try_map(rq, opcode, len, max_piece, view);
+        // Only when one command can carry it all.
+        let mapped = if self.enabled && t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece {
+            Mapping::map(&self.dev, rq, t.opcode == nvm_opc::WRITE, self.sgl).and_then(|m| {
+                let prps = m.data_pointer(view).ok()?;
+                let sgl = m.is_sgl();
+                Some((m, prps, sgl))
+            })
+        } else {
+            None
+        };
         match &mapped {
             Some((_, _, sgl)) => {
                 self.mapped.fetch_add(1, Relaxed);
