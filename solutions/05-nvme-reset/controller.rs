@@ -103,8 +103,24 @@ pub(crate) fn enable(
 }
 // ANCHOR_END: enable
 
-/// For the test only: waits for a RDY=1 that never comes (the controller is
-/// disabled), to show that the wait ends with `ETIMEDOUT` after CAP.TO.
-pub(crate) fn wait_ready_never(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
-    wait_ready(dev, bar, cap, true)
+/// The memory page size the driver uses (CC.MPS): 4 KiB, log2.
+pub(crate) const PAGE_SHIFT: u32 = 12;
+
+// ANCHOR: fault
+/// The page size to enable the controller with, or, for a stage's test (its
+/// `fault` parameter), a failure to show.
+pub(crate) fn page_shift_for(dev: &Device, bar: &Bar0<'_>, cap: &Cap, fault: u32) -> Result<u32> {
+    match fault {
+        // A page size beyond CAP.MPSMAX, which a correct driver never asks
+        // for: the controller refuses to start.
+        1 => Ok(PAGE_SHIFT + u32::from(cap.mpsmax) + 1),
+        // A wait for a ready state that never comes (the controller is
+        // disabled), which must end in ETIMEDOUT after CAP.TO.
+        2 => {
+            wait_ready(dev, bar, cap, true)?;
+            Err(EINVAL)
+        }
+        _ => Ok(PAGE_SHIFT),
+    }
 }
+// ANCHOR_END: fault

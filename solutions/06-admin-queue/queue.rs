@@ -140,16 +140,9 @@ impl QueuePair {
         if !cqe.status.is_success() {
             dev_err!(
                 dev,
-                "admin command {:#04x} failed: {} (SCT {}, SC {:#04x}{})\n",
+                "admin command {:#04x} failed: {:?}\n",
                 cmd.opcode,
-                cqe.status.describe(),
-                cqe.status.sct(),
-                cqe.status.sc(),
-                if cqe.status.dnr() {
-                    ", do not retry"
-                } else {
-                    ""
-                }
+                cqe.status.explained()
             );
             return Err(EIO);
         }

@@ -13,7 +13,6 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    io::Io,
     pci,
     prelude::*,
     types::ScopeGuard, //
@@ -38,10 +37,15 @@ use nvme::{
         IdNs,
         IDENTIFY_SIZE, //
     },
+    identify_log::{
+        log_controller,
+        log_namespace, //
+    },
     map::map,
     regs::{
         self,
-        Bar0,
+        log_admin_queues,
+        Bar0, //
     }, //
 };
 use queue::QueuePair;
@@ -56,8 +60,6 @@ kernel::pci_device_table!(
 
 /// Entries in each admin queue.
 const ADMIN_DEPTH: u16 = 32;
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -106,18 +108,9 @@ impl pci::Driver for RNvmeDriver {
 
         // Whatever state firmware or a previous driver left: start disabled.
         controller::disable(pdev.as_ref(), &bar, &cap)?;
-        let page_shift = match module_parameters::fault.value() {
-            // For the test: a page size beyond CAP.MPSMAX, which a correct
-            // driver never asks for. The controller refuses to start.
-            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-            // For the test: wait for a ready state that never comes (the
-            // controller is disabled), which must end in ETIMEDOUT.
-            2 => {
-                controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
-                return Err(EINVAL);
-            }
-            _ => PAGE_SHIFT,
-        };
+        // For the test: `fault` asks for a controller that fails to start.
+        let fault = module_parameters::fault.value();
+        let page_shift = controller::page_shift_for(pdev.as_ref(), &bar, &cap, fault)?;
         // ANCHOR: stop_guard
         // From here on the controller may be running: until probe succeeds,
         // every way out stops it before the queue memory and the page (both
@@ -135,13 +128,7 @@ impl pci::Driver for RNvmeDriver {
             ADMIN_DEPTH,
             page_shift,
         )?;
-        dev_info!(
-            pdev,
-            "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
-            ADMIN_DEPTH,
-            admin.sq_address(),
-            admin.cq_address()
-        );
+        log_admin_queues(pdev, ADMIN_DEPTH, admin.sq_address(), admin.cq_address());
         // ANCHOR_END: reset
 
         let id = identify(pdev, &bar, &cap, &mut admin, &page)?;
@@ -188,44 +175,13 @@ fn identify(
     // `submit_sync` reaped, and no other command refers to the page: nothing
     // writes it while this reference lives.
     let id = IdCtrl::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
-    dev_info!(
-        pdev,
-        "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
-        ascii(&id.mn),
-        ascii(&id.sn),
-        ascii(&id.fr),
-        id.vid
-    );
-    match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(
-            pdev,
-            "MDTS {}: at most {} bytes per transfer\n",
-            id.mdts,
-            bytes
-        ),
-        None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
-    }
-    dev_info!(
-        pdev,
-        "controller ID {}, {} namespace(s)\n",
-        id.cntlid,
-        id.nn
-    );
-
+    log_controller(pdev, &id, cap);
     if id.nn >= 1 {
         let cmd = Command::identify(cns::NAMESPACE, 1, page.dma_address());
         admin.submit_sync(pdev.as_ref(), bar, &cmd)?;
         // SAFETY: As above, for the second command's completion.
         let ns = IdNs::parse(unsafe { page.as_ref() }).ok_or(EIO)?;
-        let block = ns.block_size().ok_or(EIO)?;
-        dev_info!(
-            pdev,
-            "namespace 1: {} blocks of {} bytes (LBA format {}), {} MiB\n",
-            ns.nsze,
-            block,
-            ns.format,
-            ns.nsze.saturating_mul(u64::from(block)) >> 20
-        );
+        log_namespace(pdev, 1, &ns)?;
     }
     Ok(id)
 }
@@ -259,11 +215,7 @@ fn identify_again(
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(
-            self.pdev,
-            "released (VS {:#010x})\n",
-            self.bar.read(regs::VS).into_raw()
-        );
+        regs::log_released(self.pdev, &self.bar);
     }
 }
 

@@ -2,11 +2,17 @@
 
 //! I/O queues: how many the controller grants, which interrupt vector each
 //! uses, creating and deleting them, and a first real Read and Write
-//! through each one.
+//! through each one; and `probe`, as stages 08 to 10 start it: up to
+//! working I/O queues.
 
 use kernel::{
+    cpu,
     device::Core,
-    dma::Coherent,
+    dma::{
+        Coherent,
+        Device as _,
+        DmaMask, //
+    },
     io::Io,
     pci,
     prelude::*,
@@ -22,11 +28,17 @@ use crate::{
             nvm_opc,
             Command, //
         },
+        ctrl::{
+            BringUpTests,
+            Controller, //
+        },
         identify::{
+            IdCtrl,
             IdNs,
             IDENTIFY_SIZE, //
         },
         interrupts::Interrupts,
+        map::map,
         queue::{
             AdminQueue,
             Pending,
@@ -54,11 +66,98 @@ pub(crate) struct IoQueue<P: Pending> {
     pub(crate) vector: u32,
 }
 
+// ANCHOR: probe
+/// What probe has once the I/O queues work.
+pub(crate) struct Probed<'b, P: Pending> {
+    /// The registers and the admin queue pair.
+    pub(crate) ctrl: Controller,
+    /// The vectors, and the handlers of the admin and I/O queues on them.
+    pub(crate) irqs: Interrupts<'b, P>,
+    /// What Identify Controller said.
+    pub(crate) id: IdCtrl,
+    /// The I/O queue pairs.
+    pub(crate) io: KVec<IoQueue<P>>,
+}
+
+/// Probe up to working I/O queues, as stages 08 to 10 start it: the
+/// registers in reach (stage 04's `map`), the controller reset, started
+/// and identified with one vector for the admin queue and one per CPU (if
+/// the device has that many), then one I/O queue pair per CPU, as many as
+/// the controller grants, each with its handler. `fault` and `tests` are a
+/// stage's test knobs (0 and `BringUpTests::default()`: none).
+pub(crate) fn probe<'b, P: Pending>(
+    pdev: &'b pci::Device<Core<'_>>,
+    fault: u32,
+    tests: BringUpTests,
+) -> Result<Probed<'b, P>> {
+    let (bar, cap) = map(pdev)?;
+    // SAFETY: Called first thing in `probe` (a `Core` device: the driver
+    // core runs nothing else of this driver for it meanwhile): nothing
+    // allocates or maps DMA memory for the device, and nothing has yet.
+    unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+    // Disabled, the registers shared, the admin queue pair allocated.
+    let ctrl = Controller::new(pdev, bar, cap)?;
+    let page_shift = ctrl.page_shift_for(pdev, fault)?;
+    // The admin queue's handler is registered before the controller starts.
+    let cpus = cpu::nr_cpu_ids();
+    let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
+    ctrl.start(pdev, page_shift)?;
+    let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
+
+    let admin = ctrl.admin();
+    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+    let granted = negotiate(pdev, admin, wanted)?;
+    let count = wanted.min(granted);
+    let vecs = u32::try_from(irqs.vectors().len())?;
+    dev_info!(
+        pdev,
+        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+        granted,
+        count,
+        cpus,
+        vecs,
+        irqs.vectors().irq_type()
+    );
+    let io = create(pdev, admin, ctrl.regs(), count, vecs)?;
+    register(&mut irqs, &io)?;
+    Ok(Probed { ctrl, irqs, id, io })
+}
+// ANCHOR_END: probe
+
+// ANCHOR: stop
+/// Unbind, once nothing submits to the I/O queues any more: says what each
+/// carried, deletes them (unless the controller was given up: it is
+/// disabled then), and stops the controller. Its queue memory may be freed
+/// afterwards.
+pub(crate) fn stop<P: Pending>(pdev: &pci::Device<Core<'_>>, ctrl: &Controller, io: &[IoQueue<P>]) {
+    for q in io {
+        dev_info!(
+            pdev,
+            "queue {}: {} completions came by interrupt\n",
+            q.queue.qid(),
+            q.queue.reaped()
+        );
+    }
+    let admin = ctrl.admin();
+    if !admin.is_dead() {
+        match delete(pdev, admin, io) {
+            Ok(n) => dev_info!(pdev, "deleted {} I/O queue pairs\n", n),
+            Err(e) => dev_err!(pdev, "deleting the I/O queues failed ({:?})\n", e),
+        }
+    }
+    ctrl.stop(pdev);
+}
+// ANCHOR_END: stop
+
 // ANCHOR: negotiate
 /// Asks for `wanted` I/O queue pairs (Set Features, Number of Queues) and
 /// returns how many the controller grants: fewer, or (QEMU does) more; the
 /// driver uses no more than it wanted.
-pub(crate) fn negotiate(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue, wanted: u16) -> Result<u16> {
+pub(crate) fn negotiate(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &AdminQueue,
+    wanted: u16,
+) -> Result<u16> {
     // Both counts are 0's based: SQs in bits 15:0, CQs in bits 31:16.
     let n = u32::from(wanted.checked_sub(1).ok_or(EINVAL)?);
     let cmd = Command {
@@ -223,10 +322,7 @@ fn exercise_with<P: Pending>(
         ADMIN_TIMEOUT,
     )?;
     page.copy_to_slice(&mut data);
-    let block = IdNs::parse(&data)
-        .ok_or(EIO)?
-        .block_size()
-        .ok_or(EIO)?;
+    let block = IdNs::parse(&data).ok_or(EIO)?.block_size().ok_or(EIO)?;
     let block = usize::try_from(block)?;
     if block > IDENTIFY_SIZE || block % PATTERN_BLOCK != 0 {
         dev_err!(
@@ -237,16 +333,20 @@ fn exercise_with<P: Pending>(
         return Err(EOPNOTSUPP);
     }
     let per_block = (block / PATTERN_BLOCK) as u64;
+    // One block at `lba`, read into or written from the page.
+    let transfer = |q: &QueuePair<P>, opcode: u8, lba: u64| {
+        q.submit(
+            pdev.as_ref(),
+            &rw(opcode, lba, page.dma_address()),
+            ADMIN_TIMEOUT,
+        )
+    };
     for q in io {
         let qid = q.queue.qid();
         // Each queue reads blocks of its own, wrapping in the pattern.
         for j in 0..u64::from(reads) {
             let lba = (u64::from(qid - 1) * u64::from(reads) + j) % (PATTERN_BLOCKS / per_block);
-            q.queue.submit(
-                pdev.as_ref(),
-                &rw(nvm_opc::READ, lba, page.dma_address()),
-                ADMIN_TIMEOUT,
-            )?;
+            transfer(&q.queue, nvm_opc::READ, lba)?;
             page.copy_to_slice(&mut data);
             let good = data[..block]
                 .chunks(PATTERN_BLOCK)
@@ -267,18 +367,10 @@ fn exercise_with<P: Pending>(
         data.fill(0);
         data[..block].fill(b'a' + (qid % 26) as u8);
         page.copy_from_slice(&data);
-        q.queue.submit(
-            pdev.as_ref(),
-            &rw(nvm_opc::WRITE, lba, page.dma_address()),
-            ADMIN_TIMEOUT,
-        )?;
+        transfer(&q.queue, nvm_opc::WRITE, lba)?;
         data.fill(0);
         page.copy_from_slice(&data);
-        q.queue.submit(
-            pdev.as_ref(),
-            &rw(nvm_opc::READ, lba, page.dma_address()),
-            ADMIN_TIMEOUT,
-        )?;
+        transfer(&q.queue, nvm_opc::READ, lba)?;
         page.copy_to_slice(&mut data);
         if data[..block].iter().any(|&b| b != b'a' + (qid % 26) as u8) {
             dev_err!(

@@ -62,6 +62,7 @@ use crate::{
             Command,
             Completion, //
         },
+        controller::PAGE_SHIFT,
         ctrl::Controller,
         identify::IdCtrl,
         io_command::{
@@ -87,7 +88,7 @@ use crate::{
 /// The namespace the disk shows.
 const NSID: u32 = 1;
 /// The memory page size the driver uses (CC.MPS): 4 KiB.
-const PAGE: u32 = 4096;
+const PAGE: u32 = 1 << PAGE_SHIFT;
 /// Requests in flight per hardware queue: one less than the queue's
 /// entries, so a submission queue is never full when `queue_rq` comes.
 const TAGS: u16 = IO_DEPTH - 1;
@@ -151,7 +152,12 @@ impl Speedups for Bounced {
     const SGL_ENTRIES: usize = 0;
     const BATCH: bool = false;
 
-    fn map(&self, _: &Request<NvmeDisk<Self>>, _: Transfer, _: View<'_>) -> Option<(Infallible, Prps, bool)> {
+    fn map(
+        &self,
+        _: &Request<NvmeDisk<Self>>,
+        _: Transfer,
+        _: View<'_>,
+    ) -> Option<(Infallible, Prps, bool)> {
         None
     }
 }
@@ -357,7 +363,12 @@ impl<Z: Speedups> Disk<Z> {
         let tag = request::tag(&rq)?;
         // The previous request of the tag gave its buffer back before it
         // ended; if not (it cannot happen), blk-mq tries again later.
-        let bounce = hw.bounces.get(usize::from(tag)).ok_or(EIO)?.claim().ok_or(EBUSY)?;
+        let bounce = hw
+            .bounces
+            .get(usize::from(tag))
+            .ok_or(EIO)?
+            .claim()
+            .ok_or(EBUSY)?;
         let opcode = match request::op(&rq) {
             bindings::req_op_REQ_OP_READ => nvm_opc::READ,
             bindings::req_op_REQ_OP_WRITE => nvm_opc::WRITE,
@@ -385,7 +396,9 @@ impl<Z: Speedups> Disk<Z> {
         let cmd = r.first_command(&self.speedups)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
-        hw.queue.issue_batched(tag, &cmd, r, ring).map_err(|(e, _request)| e)
+        hw.queue
+            .issue_batched(tag, &cmd, r, ring)
+            .map_err(|(e, _request)| e)
     }
 }
 // ANCHOR_END: queue_rq
@@ -574,4 +587,3 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) {
     }
 }
 // ANCHOR_END: write_through
-

@@ -33,6 +33,7 @@ use kernel::{
 };
 
 use crate::{
+    dma_map::IoQueuePair, //
     kshim::{
         cred,
         misc_node::{
@@ -43,12 +44,13 @@ use crate::{
     nvme::{
         cmd_buffer::CmdBuffer,
         command::Command,
+        controller::PAGE_SHIFT,
         ctrl::Controller,
+        prp, //
         queue::{
             AdminQueue,
             ADMIN_TIMEOUT, //
         },
-        prp, //
     },
     passthru::{
         self,
@@ -57,13 +59,12 @@ use crate::{
         Target,
         NVME_IOCTL_ID, //
     },
-    dma_map::IoQueuePair, //
 };
 
 /// The namespace the nodes show.
 const NSID: u32 = 1;
 /// The memory page size the driver uses (CC.MPS).
-const PAGE: u32 = 4096;
+const PAGE: u32 = 1 << PAGE_SHIFT;
 /// The most data one passthrough command may carry.
 const BUFFER_SIZE: usize = 128 * 1024;
 /// The longest timeout user space may ask for.
@@ -103,7 +104,10 @@ impl Passthrough {
         ctrl: &Controller,
         io: &Arc<IoQueuePair>,
     ) -> Result<Arc<Passthrough>> {
-        let block_size = ctrl.identify_namespace(pdev, NSID)?.block_size().ok_or(EIO)?;
+        let block_size = ctrl
+            .identify_namespace(pdev, NSID)?
+            .block_size()
+            .ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
         let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
         let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;

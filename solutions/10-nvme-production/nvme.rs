@@ -25,12 +25,14 @@ pub(crate) mod controller;
 pub(crate) mod ctrl;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/lib/nvme/identify_log.rs"]
+pub(crate) mod identify_log;
 #[path = "../../solutions/lib/nvme/identify_page.rs"]
 pub(crate) mod identify_page;
-#[path = "../../solutions/lib/nvme/io_command.rs"]
-pub(crate) mod io_command;
 #[path = "../../solutions/lib/nvme/interrupts.rs"]
 pub(crate) mod interrupts;
+#[path = "../../solutions/lib/nvme/io_command.rs"]
+pub(crate) mod io_command;
 #[path = "../../solutions/lib/nvme/irq_handler.rs"]
 pub(crate) mod irq_handler;
 #[path = "../../solutions/04-pci-probe/map.rs"]

@@ -20,12 +20,15 @@ use crate::nvme::command::{
 };
 
 // ANCHOR: layout
-/// `struct nvme_passthru_cmd` (`NVME_IOCTL_ADMIN_CMD`, `NVME_IOCTL_IO_CMD`),
-/// mirrored field by field. The driver never casts user bytes to it: it
-/// gives the offsets and the size, which the asserts below pin to the
-/// header's.
+/// `struct nvme_passthru_cmd` (`NVME_IOCTL_ADMIN_CMD`, `NVME_IOCTL_IO_CMD`)
+/// with `R = u32`, and `struct nvme_passthru_cmd64` (`NVME_IOCTL_ADMIN64_CMD`,
+/// `NVME_IOCTL_IO64_CMD`) with `R = u64`: the same up to `timeout_ms`, then
+/// the result (the 64-bit one after 4 bytes the header calls `rsvd2`, here
+/// the padding `repr(C)` puts before a `u64`), mirrored field by field. The
+/// driver never casts user bytes to it: it gives the offsets and the size,
+/// which the asserts below pin to the header's.
 #[repr(C)]
-pub(crate) struct PassthruCmd {
+pub(crate) struct PassthruCmdOf<R> {
     pub(crate) opcode: u8,
     pub(crate) flags: u8,
     pub(crate) rsvd1: u16,
@@ -38,29 +41,13 @@ pub(crate) struct PassthruCmd {
     pub(crate) data_len: u32,
     pub(crate) cdw10: [u32; 6],
     pub(crate) timeout_ms: u32,
-    pub(crate) result: u32,
+    pub(crate) result: R,
 }
 
-/// `struct nvme_passthru_cmd64` (`NVME_IOCTL_ADMIN64_CMD`,
-/// `NVME_IOCTL_IO64_CMD`): the same up to `timeout_ms`, then a 64-bit
-/// result.
-#[repr(C)]
-pub(crate) struct PassthruCmd64 {
-    pub(crate) opcode: u8,
-    pub(crate) flags: u8,
-    pub(crate) rsvd1: u16,
-    pub(crate) nsid: u32,
-    pub(crate) cdw2: u32,
-    pub(crate) cdw3: u32,
-    pub(crate) metadata: u64,
-    pub(crate) addr: u64,
-    pub(crate) metadata_len: u32,
-    pub(crate) data_len: u32,
-    pub(crate) cdw10: [u32; 6],
-    pub(crate) timeout_ms: u32,
-    pub(crate) rsvd2: u32,
-    pub(crate) result: u64,
-}
+/// `struct nvme_passthru_cmd`: a 32-bit result.
+pub(crate) type PassthruCmd = PassthruCmdOf<u32>;
+/// `struct nvme_passthru_cmd64`: a 64-bit result.
+pub(crate) type PassthruCmd64 = PassthruCmdOf<u64>;
 
 const _: () = assert!(size_of::<PassthruCmd>() == 72);
 const _: () = assert!(size_of::<PassthruCmd64>() == 80);
@@ -300,7 +287,10 @@ pub(crate) fn check(
             let numd = u64::from(c.cdw[0] >> 16) | (u64::from(c.cdw[1] & 0xffff) << 16);
             ((numd + 1) * 4, true)
         }
-        (Target::Admin, admin_opc::IDENTIFY | admin_opc::GET_FEATURES | admin_opc::SET_FEATURES) => (4096, false),
+        (
+            Target::Admin,
+            admin_opc::IDENTIFY | admin_opc::GET_FEATURES | admin_opc::SET_FEATURES,
+        ) => (4096, false),
         _ => return Err(Refused::Invalid),
     };
     let fits = if exact {

@@ -12,12 +12,7 @@
 //! fio runs.
 
 use kernel::{
-    cpu,
     device::Core,
-    dma::{
-        Device as _,
-        DmaMask, //
-    },
     new_mutex,
     pci,
     prelude::*,
@@ -53,6 +48,15 @@ use chardev::{
     Passthrough, //
 };
 use disk::SendDisk;
+use dma_map::{
+    IoRequest,
+    ZeroCopy, //
+};
+use io_queues::{
+    IoQueue,
+    Probed,
+    IO_DEPTH, //
+};
 use kshim::{
     affinity,
     lingering::{
@@ -70,18 +74,9 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
-    interrupts::Interrupts,
-    map::map, //
-};
-use io_queues::{
-    IoQueue,
-    IO_DEPTH, //
+    interrupts::Interrupts, //
 };
 use watchdog::Watchdog;
-use dma_map::{
-    IoRequest,
-    ZeroCopy, //
-};
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -90,9 +85,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller. Fields drop in the order
@@ -139,44 +131,9 @@ impl pci::Driver for RNvmeDriver {
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
         pin_init::pin_init_scope(move || {
-            // Stage 04's `map`: the registers in reach, CAP and VS logged.
-            let (bar, cap) = map(pdev)?;
-
-            // SAFETY: Nothing else allocates or maps DMA memory for this
-            // device while it probes, and no allocation exists yet.
-            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            // Disabled, the registers shared, the admin queue pair allocated.
-            let ctrl = Controller::new(pdev, bar, cap)?;
-
-            // One vector for the admin queue and one per CPU for the I/O
-            // queues, if the device has that many; at least one. The admin
-            // queue's handler is registered before the controller starts.
-            let cpus = cpu::nr_cpu_ids();
-            let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
-            ctrl.start(pdev, PAGE_SHIFT)?;
-            let id = ctrl.bring_up(pdev, irqs.vectors(), BringUpTests::default())?;
+            // Stage 08's probe, up to working I/O queues.
+            let Probed { ctrl, irqs, id, io } = io_queues::probe(pdev, 0, BringUpTests::default())?;
             // ANCHOR_END: probe
-
-            // ANCHOR: io_fields
-            // One I/O queue pair per CPU, as many as the controller grants;
-            // then their handlers.
-            let admin = ctrl.admin();
-            let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-            let granted = io_queues::negotiate(pdev, admin, wanted)?;
-            let count = wanted.min(granted);
-            let vecs = u32::try_from(irqs.vectors().len())?;
-            dev_info!(
-                pdev,
-                "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-                granted,
-                count,
-                cpus,
-                vecs,
-                irqs.vectors().irq_type()
-            );
-            let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
-            io_queues::register(&mut irqs, &io)?;
-            // ANCHOR_END: io_fields
 
             // What the nvme-cli nodes will need (it asks Identify Namespace
             // for the block size: before the disk, whose first request may
@@ -186,14 +143,13 @@ impl pci::Driver for RNvmeDriver {
             // The watchdog, before the disk: the block layer reads the
             // partition table as soon as the disk exists, and a controller
             // that does not answer must not hang the probe.
-            let watchdog = {
-                let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
-                for q in io.iter() {
-                    queues.push(q.queue.clone(), GFP_KERNEL)?;
-                }
-                let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
-                Watchdog::start(pdev.as_ref(), admin, &queues, Delta::from_millis(ms.into()))?
-            };
+            let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
+            let watchdog = Watchdog::start(
+                pdev.as_ref(),
+                ctrl.admin(),
+                &io,
+                Delta::from_millis(ms.into()),
+            )?;
             // ANCHOR_END: watchdog_field
             // ANCHOR: disk_field
             // Last, with every queue proven: the disk. From here on the
@@ -217,7 +173,11 @@ impl pci::Driver for RNvmeDriver {
                 hw_vectors.push(q.vector, GFP_KERNEL)?;
             }
             let placed = affinity::spread(irqs.vectors(), &hw_vectors, disk.tag_set());
-            dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
+            dev_info!(
+                pdev,
+                "{} I/O queue interrupt(s) sent to their CPU\n",
+                placed
+            );
             let number = disk.number();
             // ANCHOR_END: disk_field
             // ANCHOR: nodes_field
@@ -267,25 +227,9 @@ impl pci::Driver for RNvmeDriver {
             }
         }
         this.watchdog.stop();
-        for q in &this.io {
-            dev_info!(
-                this.pdev,
-                "queue {}: {} completions came by interrupt\n",
-                q.queue.qid(),
-                q.queue.reaped()
-            );
-        }
         // Stop the controller before `RNvme` is dropped, right after this:
-        // that frees the queue memory, which it must no longer touch. (A
-        // controller given up is disabled already.)
-        let admin = this.ctrl.admin();
-        if !admin.is_dead() {
-            match io_queues::delete(pdev, admin, &this.io) {
-                Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
-                Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
-            }
-        }
-        this.ctrl.stop(pdev);
+        // that frees the queue memory, which it must no longer touch.
+        io_queues::stop(pdev, &this.ctrl, &this.io);
         // A file still open on a node keeps the queues: from now on they
         // refuse every command.
         for q in this.io.iter() {

@@ -34,6 +34,11 @@ use kernel::{
 };
 
 use crate::{
+    dma_map::{
+        IoQueuePair,
+        IoRequest, //
+    }, //
+    io_queues::IoQueue,
     kshim::owned_queue::OwnedQueue,
     nvme::{
         command::Command,
@@ -42,7 +47,6 @@ use crate::{
             Pending, //
         }, //
     },
-    dma_map::IoQueuePair, //
 };
 
 /// How long the watchdog waits for the answer to an Abort.
@@ -82,12 +86,12 @@ impl Watchdog {
     pub(crate) fn start(
         dev: &Device,
         admin: &Arc<AdminQueue>,
-        io: &[Arc<IoQueuePair>],
+        io: &[IoQueue<IoRequest>],
         timeout: Delta,
     ) -> Result<Watchdog> {
         let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
         for q in io {
-            queues.push(q.clone(), GFP_KERNEL)?;
+            queues.push(q.queue.clone(), GFP_KERNEL)?;
         }
         let watched = Arc::new(
             Watched {

@@ -9,7 +9,6 @@
 
 use kernel::{
     device::Core,
-    io::Io,
     pci,
     prelude::*, //
 };
@@ -22,8 +21,8 @@ use nvme::{
     map::map,
     regs::{
         self,
-        Bar0,
-    }, //
+        Bar0, //
+    },
 };
 
 // ANCHOR: table
@@ -77,11 +76,7 @@ impl pci::Driver for RNvmeDriver {
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(
-            self.pdev,
-            "released (VS {:#010x})\n",
-            self.bar.read(regs::VS).into_raw()
-        );
+        regs::log_released(self.pdev, &self.bar);
     }
 }
 

@@ -14,7 +14,6 @@ use kernel::{
         Device as _,
         DmaMask, //
     },
-    io::Io,
     pci,
     prelude::*, //
 };
@@ -29,8 +28,8 @@ use nvme::{
     map::map,
     regs::{
         self,
-        Bar0,
-    }, //
+        Bar0, //
+    },
 };
 
 // ANCHOR: table
@@ -47,8 +46,6 @@ const ADMIN_DEPTH: u16 = 32;
 const SQE_SIZE: usize = 64;
 /// Bytes of an admin completion queue entry.
 const CQE_SIZE: usize = 16;
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller.
@@ -100,18 +97,9 @@ impl pci::Driver for RNvmeDriver {
 
         // Whatever state firmware or a previous driver left: start disabled.
         controller::disable(pdev.as_ref(), &bar, &cap)?;
-        let page_shift = match module_parameters::fault.value() {
-            // For the test: a page size beyond CAP.MPSMAX, which a correct
-            // driver never asks for. The controller refuses to start.
-            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-            // For the test: wait for a ready state that never comes (the
-            // controller is disabled), which must end in ETIMEDOUT.
-            2 => {
-                controller::wait_ready_never(pdev.as_ref(), &bar, &cap)?;
-                return Err(EINVAL);
-            }
-            _ => PAGE_SHIFT,
-        };
+        // For the test: `fault` asks for a controller that fails to start.
+        let fault = module_parameters::fault.value();
+        let page_shift = controller::page_shift_for(pdev.as_ref(), &bar, &cap, fault)?;
         if let Err(e) = controller::enable(
             pdev.as_ref(),
             &bar,
@@ -125,13 +113,7 @@ impl pci::Driver for RNvmeDriver {
             let _ = controller::disable(pdev.as_ref(), &bar, &cap);
             return Err(e);
         }
-        dev_info!(
-            pdev,
-            "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
-            ADMIN_DEPTH,
-            asq.dma_address(),
-            acq.dma_address()
-        );
+        regs::log_admin_queues(pdev, ADMIN_DEPTH, asq.dma_address(), acq.dma_address());
         // ANCHOR_END: reset
 
         Ok(RNvme {
@@ -159,11 +141,7 @@ impl pci::Driver for RNvmeDriver {
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
-        dev_info!(
-            self.pdev,
-            "released (VS {:#010x})\n",
-            self.bar.read(regs::VS).into_raw()
-        );
+        regs::log_released(self.pdev, &self.bar);
     }
 }
 

@@ -20,6 +20,8 @@ pub(crate) mod command;
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/lib/nvme/identify_log.rs"]
+pub(crate) mod identify_log;
 #[path = "../../solutions/04-pci-probe/map.rs"]
 pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/regs.rs"]

@@ -110,7 +110,8 @@ impl QueuePair {
         // 5. `self.cq.advance()`, `self.sq.consumed_up_to(cqe.sq_head)`, and
         //    ring the CQ head doorbell with the new head;
         // 6. a completion for another cid, or a status that is not success,
-        //    is an EIO (log `cqe.status.describe()`); else return `Ok(cqe)`.
+        //    is an EIO (log `cqe.status.explained()` with `{:?}`: "invalid
+        //    field in command (SCT 0, SC 0x02)"); else return `Ok(cqe)`.
         // Tests: "rnvme is bound to the NVMe controller ..." (the stage stops
         // there while probe fails) and every check after it: "logs the model,
         // serial and firmware", "QEMU saw the doorbells the ring arithmetic

@@ -24,6 +24,8 @@ pub(crate) mod controller;
 pub(crate) mod ctrl;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
+#[path = "../../solutions/lib/nvme/identify_log.rs"]
+pub(crate) mod identify_log;
 #[path = "../../solutions/lib/nvme/identify_page.rs"]
 pub(crate) mod identify_page;
 #[path = "../../solutions/lib/nvme/interrupts.rs"]

@@ -24,7 +24,6 @@ use kernel::{
 mod nvme;
 
 use nvme::{
-    controller,
     ctrl::{
         BringUpTests,
         Controller, //
@@ -47,8 +46,6 @@ kernel::pci_device_table!(
 );
 // ANCHOR_END: table
 
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 // ANCHOR: data
 /// What the driver keeps per bound controller. Fields drop in the order
 /// they are declared: the handler is unregistered before the controller's
@@ -86,14 +83,8 @@ impl pci::Driver for RNvmeDriver {
         unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
         // Disabled, the registers shared, the admin queue pair allocated.
         let ctrl = Controller::new(pdev, bar, cap)?;
-        let page_shift = match module_parameters::fault.value() {
-            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-            2 => {
-                controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
-                return Err(EINVAL);
-            }
-            _ => PAGE_SHIFT,
-        };
+        // For the test: `fault` asks for a controller that fails to start.
+        let page_shift = ctrl.page_shift_for(pdev, module_parameters::fault.value())?;
         // ANCHOR_END: probe
 
         // ANCHOR: register

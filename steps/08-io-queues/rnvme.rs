@@ -13,12 +13,7 @@
 //! `io_queues.rs`: `negotiate`, `create` and `delete`).
 
 use kernel::{
-    cpu,
     device::Core,
-    dma::{
-        Device as _,
-        DmaMask, //
-    },
     pci,
     prelude::*, //
 };
@@ -28,8 +23,11 @@ mod nvme;
 // New in stage 08: the I/O queues.
 mod io_queues;
 
+use io_queues::{
+    IoQueue,
+    Probed, //
+};
 use nvme::{
-    controller,
     ctrl::{
         BringUpTests,
         Controller, //
@@ -39,10 +37,8 @@ use nvme::{
         IdCtrl, //
     },
     interrupts::Interrupts,
-    map::map,
     queue::NoRequests, //
 };
-use io_queues::IoQueue;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -51,9 +47,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller. Fields drop in the order
@@ -86,63 +79,16 @@ impl pci::Driver for RNvmeDriver {
         pdev: &'b pci::Device<Core<'_>>,
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
-        // Stage 04's `map`: the registers in reach, CAP and VS logged.
-        let (bar, cap) = map(pdev)?;
-
-        // SAFETY: Nothing else allocates or maps DMA memory for this device
-        // while it probes, and no allocation exists yet.
-        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-        // Disabled, the registers shared, the admin queue pair allocated.
-        let ctrl = Controller::new(pdev, bar, cap)?;
-        let page_shift = match module_parameters::fault.value() {
-            1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-            2 => {
-                controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
-                return Err(EINVAL);
-            }
-            _ => PAGE_SHIFT,
+        let tests = BringUpTests {
+            aer_wait_ms: module_parameters::aer_wait_ms.value(),
+            repeat: module_parameters::repeat.value(),
         };
-        // ANCHOR_END: probe
-
-        // ANCHOR: register
-        // One vector for the admin queue and one per CPU for the I/O
-        // queues, if the device has that many; at least one. The admin
-        // queue's handler is registered before the controller starts.
-        let cpus = cpu::nr_cpu_ids();
-        let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
-        ctrl.start(pdev, page_shift)?;
-        // Commands can complete now.
-        let id = ctrl.bring_up(
-            pdev,
-            irqs.vectors(),
-            BringUpTests {
-                aer_wait_ms: module_parameters::aer_wait_ms.value(),
-                repeat: module_parameters::repeat.value(),
-            },
-        )?;
-        // ANCHOR_END: register
-
-        // ANCHOR: io_fields
-        // One I/O queue pair per CPU, as many as the controller grants;
-        // then their handlers; then a first real I/O.
-        let admin = ctrl.admin();
-        let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-        let granted = io_queues::negotiate(pdev, admin, wanted)?;
-        let count = wanted.min(granted);
-        let vecs = u32::try_from(irqs.vectors().len())?;
-        dev_info!(
-            pdev,
-            "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-            granted,
-            count,
-            cpus,
-            vecs,
-            irqs.vectors().irq_type()
-        );
-        let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
-        io_queues::register(&mut irqs, &io)?;
-        io_queues::exercise(pdev, admin, &io, module_parameters::io_reads.value().clamp(1, 1000))?;
-        // ANCHOR_END: io_fields
+        // Up to working I/O queues: `io_queues::probe`.
+        let Probed { ctrl, irqs, id, io } =
+            io_queues::probe(pdev, module_parameters::fault.value(), tests)?;
+        // Then a first real I/O through each.
+        let reads = module_parameters::io_reads.value().clamp(1, 1000);
+        io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;
         Ok(RNvme {
             pdev,
             io,
@@ -151,17 +97,14 @@ impl pci::Driver for RNvmeDriver {
             id,
         })
     }
+    // ANCHOR_END: probe
 
     // ANCHOR: unbind
     fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
-        match io_queues::delete(pdev, this.ctrl.admin(), &this.io) {
-            Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
-            Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
-        }
-        this.ctrl.stop(pdev);
+        io_queues::stop(pdev, &this.ctrl, &this.io);
     }
     // ANCHOR_END: unbind
 }

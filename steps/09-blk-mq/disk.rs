@@ -62,6 +62,7 @@ use crate::{
             Command,
             Completion, //
         },
+        controller::PAGE_SHIFT,
         ctrl::Controller,
         identify::IdCtrl,
         io_command::{
@@ -87,7 +88,7 @@ use crate::{
 /// The namespace the disk shows.
 const NSID: u32 = 1;
 /// The memory page size the driver uses (CC.MPS): 4 KiB.
-const PAGE: u32 = 4096;
+const PAGE: u32 = 1 << PAGE_SHIFT;
 /// Requests in flight per hardware queue: one less than the queue's
 /// entries, so a submission queue is never full when `queue_rq` comes.
 const TAGS: u16 = IO_DEPTH - 1;
@@ -151,7 +152,12 @@ impl Speedups for Bounced {
     const SGL_ENTRIES: usize = 0;
     const BATCH: bool = false;
 
-    fn map(&self, _: &Request<NvmeDisk<Self>>, _: Transfer, _: View<'_>) -> Option<(Infallible, Prps, bool)> {
+    fn map(
+        &self,
+        _: &Request<NvmeDisk<Self>>,
+        _: Transfer,
+        _: View<'_>,
+    ) -> Option<(Infallible, Prps, bool)> {
         None
     }
 }
@@ -566,4 +572,3 @@ fn write_through(pdev: &pci::Device<Core<'_>>, admin: &AdminQueue) {
     }
 }
 // ANCHOR_END: write_through
-

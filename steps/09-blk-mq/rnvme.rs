@@ -12,12 +12,7 @@
 //! `prp.rs`, `Disk::queue_rq` and `InFlight::finish` in `disk.rs`).
 
 use kernel::{
-    cpu,
     device::Core,
-    dma::{
-        Device as _,
-        DmaMask, //
-    },
     new_mutex,
     pci,
     prelude::*,
@@ -39,8 +34,11 @@ use disk::{
     InFlight,
     SendDisk, //
 };
+use io_queues::{
+    IoQueue,
+    Probed, //
+};
 use nvme::{
-    controller,
     ctrl::{
         BringUpTests,
         Controller, //
@@ -49,10 +47,8 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
-    interrupts::Interrupts,
-    map::map, //
+    interrupts::Interrupts, //
 };
-use io_queues::IoQueue;
 
 // ANCHOR: table
 kernel::pci_device_table!(
@@ -61,9 +57,6 @@ kernel::pci_device_table!(
     [(pci::DeviceId::from_id(pci::Vendor::REDHAT, 0x0010), ())]
 );
 // ANCHOR_END: table
-
-/// The memory page size the driver uses: 4 KiB.
-const PAGE_SHIFT: u32 = 12;
 
 // ANCHOR: data
 /// What the driver keeps per bound controller. Fields drop in the order
@@ -103,62 +96,20 @@ impl pci::Driver for RNvmeDriver {
         _info: Option<&'b ()>,
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
         pin_init::pin_init_scope(move || {
-            // Stage 04's `map`: the registers in reach, CAP and VS logged.
-            let (bar, cap) = map(pdev)?;
-
-            // SAFETY: Nothing else allocates or maps DMA memory for this
-            // device while it probes, and no allocation exists yet.
-            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-            // Disabled, the registers shared, the admin queue pair allocated.
-            let ctrl = Controller::new(pdev, bar, cap)?;
-            let page_shift = match module_parameters::fault.value() {
-                1 => PAGE_SHIFT + u32::from(cap.mpsmax) + 1,
-                2 => {
-                    controller::wait_ready_never(pdev.as_ref(), ctrl.bar(pdev)?, &cap)?;
-                    return Err(EINVAL);
-                }
-                _ => PAGE_SHIFT,
-            };
+            // Stage 08's probe, up to working I/O queues, then its first
+            // real I/O through each.
+            let fault = module_parameters::fault.value();
+            let Probed { ctrl, irqs, id, io } =
+                io_queues::probe(pdev, fault, BringUpTests::default())?;
+            let reads = module_parameters::io_reads.value().clamp(1, 1000);
+            io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;
             // ANCHOR_END: probe
-
-            // ANCHOR: register
-            // One vector for the admin queue and one per CPU for the I/O
-            // queues, if the device has that many; at least one. The admin
-            // queue's handler is registered before the controller starts.
-            let cpus = cpu::nr_cpu_ids();
-            let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
-            ctrl.start(pdev, page_shift)?;
-            // Commands can complete now.
-            let id = ctrl.bring_up(pdev, irqs.vectors(), BringUpTests::default())?;
-            // ANCHOR_END: register
-
-            // ANCHOR: io_fields
-            // One I/O queue pair per CPU, as many as the controller grants;
-            // then their handlers; then a first real I/O.
-            let admin = ctrl.admin();
-            let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-            let granted = io_queues::negotiate(pdev, admin, wanted)?;
-            let count = wanted.min(granted);
-            let vecs = u32::try_from(irqs.vectors().len())?;
-            dev_info!(
-                pdev,
-                "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-                granted,
-                count,
-                cpus,
-                vecs,
-                irqs.vectors().irq_type()
-            );
-            let io = io_queues::create(pdev, admin, ctrl.regs(), count, vecs)?;
-            io_queues::register(&mut irqs, &io)?;
-            io_queues::exercise(pdev, admin, &io, module_parameters::io_reads.value().clamp(1, 1000))?;
-            // ANCHOR_END: io_fields
 
             // ANCHOR: disk_field
             // Last, with every queue proven: the disk. From here on the
             // block layer may send requests (it reads the partition table
             // at once).
-            let extra = if module_parameters::fault.value() == 3 { 8 } else { 0 };
+            let extra = if fault == 3 { 8 } else { 0 };
             let disk = disk::create(pdev, &ctrl, &io, &id, Bounced, extra)?;
             Ok(try_pin_init!(RNvme {
                 pdev,
@@ -183,21 +134,9 @@ impl pci::Driver for RNvmeDriver {
             drop(disk);
             dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
         }
-        for q in &this.io {
-            dev_info!(
-                this.pdev,
-                "queue {}: {} completions came by interrupt\n",
-                q.queue.qid(),
-                q.queue.reaped()
-            );
-        }
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
-        match io_queues::delete(pdev, this.ctrl.admin(), &this.io) {
-            Ok(n) => dev_info!(this.pdev, "deleted {} I/O queue pairs\n", n),
-            Err(e) => dev_err!(this.pdev, "deleting the I/O queues failed ({:?})\n", e),
-        }
-        this.ctrl.stop(pdev);
+        io_queues::stop(pdev, &this.ctrl, &this.io);
     }
     // ANCHOR_END: unbind
 }

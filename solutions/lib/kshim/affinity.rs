@@ -60,10 +60,9 @@ pub(crate) fn spread<T: Operations>(
         if hw_vectors.iter().filter(|&&other| other == v).count() > 1 || v == 0 {
             continue;
         }
-        let (Ok(vector), Ok(mut mask)) = (
-            vectors.index(v as usize),
-            CpumaskVar::new_zero(GFP_KERNEL),
-        ) else {
+        let (Ok(vector), Ok(mut mask)) =
+            (vectors.index(v as usize), CpumaskVar::new_zero(GFP_KERNEL))
+        else {
             continue;
         };
         let mut cpus = 0;

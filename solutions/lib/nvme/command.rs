@@ -29,7 +29,6 @@ pub(crate) struct Command {
     pub(crate) sgl: bool,
 }
 
-
 impl Command {
     /// Identify (CNS in CDW10) into the 4 KiB page at bus address `prp1`.
     pub(crate) const fn identify(cns: u32, nsid: u32, prp1: u64) -> Command {
@@ -93,14 +92,7 @@ impl Command {
             prp1,
             prp2: 0,
             // Number of Dwords Lower, 0's based, in 31:16; the page in 7:0.
-            cdw: [
-                lid | (dwords.saturating_sub(1) as u32) << 16,
-                0,
-                0,
-                0,
-                0,
-                0,
-            ],
+            cdw: [lid | (dwords.saturating_sub(1) as u32) << 16, 0, 0, 0, 0, 0],
             sgl: false,
         }
     }
@@ -259,6 +251,34 @@ impl Status {
             (2, _) => "media error",
             _ => "other error",
         }
+    }
+}
+
+impl Status {
+    /// The status as the driver logs it, with `{:?}` (the kernel's `{}`
+    /// takes only the kernel's own `Display`, which a host-tested file
+    /// cannot name): "invalid field in command (SCT 0, SC 0x02)", with ", do
+    /// not retry" if DNR is set.
+    pub(crate) const fn explained(self) -> Explained {
+        Explained(self)
+    }
+}
+
+/// A [`Status`], formatted for the log (see [`Status::explained`]).
+pub(crate) struct Explained(Status);
+
+impl core::fmt::Debug for Explained {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let s = self.0;
+        let dnr = if s.dnr() { ", do not retry" } else { "" };
+        write!(
+            f,
+            "{} (SCT {}, SC {:#04x}{})",
+            s.describe(),
+            s.sct(),
+            s.sc(),
+            dnr
+        )
     }
 }
 // ANCHOR_END: completion

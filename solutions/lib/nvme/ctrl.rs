@@ -28,9 +28,12 @@ use super::{
     command::Command,
     controller,
     identify::{
-        ascii,
         IdCtrl,
         IdNs, //
+    },
+    identify_log::{
+        log_controller,
+        log_namespace, //
     },
     identify_page::IdentifyPage,
     queue::{
@@ -38,11 +41,12 @@ use super::{
         ADMIN_DEPTH,
         ADMIN_TIMEOUT, //
     },
+    registers::Registers, //
     regs::{
+        log_admin_queues,
         Bar0,
         CSTS, //
     },
-    registers::Registers, //
 };
 
 // ANCHOR: tests
@@ -68,41 +72,10 @@ fn identify(
     page: &mut IdentifyPage,
 ) -> Result<IdCtrl> {
     let id = page.controller(pdev.as_ref(), admin, ADMIN_TIMEOUT)?;
-    dev_info!(
-        pdev,
-        "model \"{}\", serial \"{}\", firmware \"{}\", PCI vendor {:#06x}\n",
-        ascii(&id.mn),
-        ascii(&id.sn),
-        ascii(&id.fr),
-        id.vid
-    );
-    match id.max_transfer(cap.min_page_size()) {
-        Some(bytes) => dev_info!(
-            pdev,
-            "MDTS {}: at most {} bytes per transfer\n",
-            id.mdts,
-            bytes
-        ),
-        None => dev_info!(pdev, "MDTS 0: no transfer size limit\n"),
-    }
-    dev_info!(
-        pdev,
-        "controller ID {}, {} namespace(s)\n",
-        id.cntlid,
-        id.nn
-    );
-
+    log_controller(pdev, &id, cap);
     if id.nn >= 1 {
         let ns = page.namespace(pdev.as_ref(), admin, 1, ADMIN_TIMEOUT)?;
-        let block = ns.block_size().ok_or(EIO)?;
-        dev_info!(
-            pdev,
-            "namespace 1: {} blocks of {} bytes (LBA format {}), {} MiB\n",
-            ns.nsze,
-            block,
-            ns.format,
-            ns.nsze.saturating_mul(u64::from(block)) >> 20
-        );
+        log_namespace(pdev, 1, &ns)?;
     }
     Ok(id)
 }
@@ -182,6 +155,14 @@ impl Controller {
         self.regs.bar(pdev.as_ref())
     }
 
+    // ANCHOR: fault
+    /// The page size to start with, or, for a stage's test (its `fault`
+    /// parameter), a failure to show (stage 05's `page_shift_for`).
+    pub(crate) fn page_shift_for(&self, pdev: &pci::Device<Core<'_>>, fault: u32) -> Result<u32> {
+        controller::page_shift_for(pdev.as_ref(), self.bar(pdev)?, &self.cap, fault)
+    }
+    // ANCHOR_END: fault
+
     // ANCHOR: start
     /// Tells the controller where the admin queues are and enables it, with
     /// memory pages of `1 << page_shift` bytes.
@@ -191,23 +172,18 @@ impl Controller {
     /// starts, and QEMU's model (as some real devices) uses an MSI-X vector
     /// only if MSI-X was on by then.
     pub(crate) fn start(&self, pdev: &pci::Device<Core<'_>>, page_shift: u32) -> Result {
-        let admin = &self.admin;
+        let (sq, cq) = (self.admin.sq_address(), self.admin.cq_address());
+        let bar = self.bar(pdev)?;
         controller::enable(
             pdev.as_ref(),
-            self.bar(pdev)?,
+            bar,
             &self.cap,
-            admin.sq_address(),
-            admin.cq_address(),
+            sq,
+            cq,
             ADMIN_DEPTH,
             page_shift,
         )?;
-        dev_info!(
-            pdev,
-            "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
-            ADMIN_DEPTH,
-            admin.sq_address(),
-            admin.cq_address()
-        );
+        log_admin_queues(pdev, ADMIN_DEPTH, sq, cq);
         Ok(())
     }
     // ANCHOR_END: start
@@ -250,7 +226,11 @@ impl Controller {
     // ANCHOR_END: bring_up
 
     /// Asks Identify Namespace about namespace `nsid`.
-    pub(crate) fn identify_namespace(&self, pdev: &pci::Device<Core<'_>>, nsid: u32) -> Result<IdNs> {
+    pub(crate) fn identify_namespace(
+        &self,
+        pdev: &pci::Device<Core<'_>>,
+        nsid: u32,
+    ) -> Result<IdNs> {
         IdentifyPage::new(pdev.as_ref())?.namespace(pdev.as_ref(), &self.admin, nsid, ADMIN_TIMEOUT)
     }
 
@@ -268,7 +248,10 @@ impl Controller {
     /// memory, so the queues may be freed. A command still waiting on the
     /// admin queue (a file open on a node, stage 10) is refused.
     pub(crate) fn stop(&self, pdev: &pci::Device<Core<'_>>) {
-        match self.bar(pdev).and_then(|bar| controller::disable(pdev.as_ref(), bar, &self.cap)) {
+        match self
+            .bar(pdev)
+            .and_then(|bar| controller::disable(pdev.as_ref(), bar, &self.cap))
+        {
             Ok(()) => dev_info!(
                 pdev,
                 "controller disabled; {} completions came by interrupt\n",

@@ -67,8 +67,15 @@ impl<'b, P: Pending> Interrupts<'b, P> {
     /// Allocates between 1 and `max` vectors (MSI-X if the device and the
     /// platform can, else MSI, else the legacy INTx pin) and registers the
     /// admin queue's handler on the first.
-    pub(crate) fn new(pdev: &'b pci::Device<Bound>, max: u32, admin: &Arc<AdminQueue>) -> Result<Self> {
-        let vectors = KBox::new(pdev.alloc_irq_vectors(1, max.max(1), IrqTypes::all())?, GFP_KERNEL)?;
+    pub(crate) fn new(
+        pdev: &'b pci::Device<Bound>,
+        max: u32,
+        admin: &Arc<AdminQueue>,
+    ) -> Result<Self> {
+        let vectors = KBox::new(
+            pdev.alloc_irq_vectors(1, max.max(1), IrqTypes::all())?,
+            GFP_KERNEL,
+        )?;
         // SAFETY: `vectors` becomes the field of the `Interrupts` built
         // below, and the borrow goes only into its `admin`.
         let admin = register(unsafe { borrow(&vectors) }, 0, admin)?;

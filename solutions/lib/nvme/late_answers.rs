@@ -66,7 +66,11 @@ fn abandon_and_answer(
     // the event.
     let smart_log = Command::get_log_page(log_page::SMART, 128, page.dma_address());
     // Report temperature events (SMART critical warning bit 1).
-    admin.submit(dev, &set(feature::ASYNC_EVENT_CONFIG, 1 << 1), ADMIN_TIMEOUT)?;
+    admin.submit(
+        dev,
+        &set(feature::ASYNC_EVENT_CONFIG, 1 << 1),
+        ADMIN_TIMEOUT,
+    )?;
     for _ in 0..late {
         let before = admin.reaped();
         match admin.submit(dev, &aer, Delta::ZERO) {
@@ -89,7 +93,11 @@ fn abandon_and_answer(
             ADMIN_TIMEOUT,
         )?;
         admin.submit(dev, &smart_log, ADMIN_TIMEOUT)?;
-        admin.submit(dev, &set(feature::TEMPERATURE_THRESHOLD, 0xffff), ADMIN_TIMEOUT)?;
+        admin.submit(
+            dev,
+            &set(feature::TEMPERATURE_THRESHOLD, 0xffff),
+            ADMIN_TIMEOUT,
+        )?;
     }
     dev_info!(
         pdev,

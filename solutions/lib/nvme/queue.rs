@@ -332,17 +332,10 @@ impl<P: Pending> QueuePair<P> {
         if !cqe.status.is_success() {
             dev_err!(
                 dev,
-                "queue {} command {:#04x} failed: {} (SCT {}, SC {:#04x}{})\n",
+                "queue {} command {:#04x} failed: {:?}\n",
                 self.qid,
                 cmd.opcode,
-                cqe.status.describe(),
-                cqe.status.sct(),
-                cqe.status.sc(),
-                if cqe.status.dnr() {
-                    ", do not retry"
-                } else {
-                    ""
-                }
+                cqe.status.explained()
             );
             return Err(EIO);
         }

@@ -9,7 +9,10 @@
 //! offsets depend on CAP's stride, so `Cap` computes them too.
 
 use kernel::{
-    io::register,
+    io::{
+        register,
+        Io, //
+    },
     pci,
     prelude::*, //
 };
@@ -119,3 +122,21 @@ pub(crate) fn log_identity(pdev: &pci::Device, cap: &Cap, vs: &VS) {
     );
 }
 // ANCHOR_END: log_identity
+
+/// Logs where the admin queues are, once the controller is enabled with
+/// them (ASQ, ACQ and AQA as written).
+pub(crate) fn log_admin_queues(pdev: &pci::Device, depth: u16, asq: u64, acq: u64) {
+    dev_info!(
+        pdev,
+        "controller enabled: admin queues of {} entries at {:#x} and {:#x}\n",
+        depth,
+        asq,
+        acq
+    );
+}
+
+/// Logs VS once more as the driver data is dropped, right after `unbind`:
+/// the mapping is still valid then (stages 04 to 06 hold the BAR itself).
+pub(crate) fn log_released(pdev: &pci::Device, bar: &Bar0<'_>) {
+    dev_info!(pdev, "released (VS {:#010x})\n", bar.read(VS).into_raw());
+}
