@@ -1,7 +1,8 @@
 #!/bin/bash
 # make test [STEP=NN]: for every stage, the skeleton differs from the solution
 #   only in its exercises and no Rust file is a copy of another
-#   (check-skeletons.py); (a) the solution builds warning-
+#   (check-skeletons.py), and no two files import each other
+#   (check-modules.py); (a) the solution builds warning-
 #   and clippy-free and passes its test, (b) the skeleton builds and FAILS the
 #   same test; then the host tests and the book. One line per check, then
 #   "N passed, N failed"; exit status 1 on any failure. Solutions run on the
@@ -304,6 +305,12 @@ if [ -z "$LEARNER" ]; then
 		ok "skeletons differ from solutions only in their exercises ($(tail -1 <<<"$out"))"
 	else
 		notok "skeletons differ from solutions only in their exercises" "$out"
+	fi
+	# shellcheck disable=SC2086 # one argument per stage
+	if out=$("$REPO/scripts/check-modules.py" $STAGES 2>&1); then
+		ok "module graphs: $(tail -1 <<<"$out")"
+	else
+		notok "module graphs: no two files import each other, a shared file means the same everywhere" "$out"
 	fi
 fi
 for stage in $STAGES; do
