@@ -448,7 +448,7 @@ if load; then
 	SDISK=$(disk_of "$SLOW")
 	N=${SDISK#rnvme}
 	N=${N%n1}
-	hint "Passthrough::run: a command that timed out (ETIMEDOUT, EINTR) marks the buffer abandoned; an abandoned buffer refuses every later command with EBUSY"
+	hint "Passthrough::run: a command that timed out (ETIMEDOUT, EINTR) abandons its claim of the buffer (Claim::abandon); the buffer then refuses every later command with EBUSY"
 	ioctl_checks "ioctl on the slow controller:" --abandon "/dev/rnvme$N" "/dev/rng${N}n1"
 	check "unbind the controller with the retired buffer" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
 	unload
