@@ -85,42 +85,61 @@ pub(crate) struct Probed<'b, P: Pending> {
 /// the device has that many), then one I/O queue pair per CPU, as many as
 /// the controller grants, each with its handler. `fault` and `tests` are a
 /// stage's test knobs (0 and `BringUpTests::default()`: none).
-pub(crate) fn probe<'b, P: Pending>(
+///
+/// # Safety
+///
+/// Called from the driver's `probe`, before anything of the driver maps
+/// or allocates DMA memory for `pdev` (the DMA mask is set here); and the
+/// `irqs` returned is dropped, not leaked (`Interrupts::new`).
+pub(crate) unsafe fn probe<'b, P: Pending>(
     pdev: &'b pci::Device<Core<'_>>,
     fault: u32,
     tests: BringUpTests,
 ) -> Result<Probed<'b, P>> {
     let (bar, cap) = map(pdev)?;
-    // SAFETY: Called first thing in `probe` (a `Core` device: the driver
-    // core runs nothing else of this driver for it meanwhile): nothing
-    // allocates or maps DMA memory for the device, and nothing has yet.
+    // SAFETY: Nothing maps or allocates DMA memory for the device while the
+    // driver probes it, before this (the caller's promise), and the driver
+    // core runs nothing else of the driver for it meanwhile (`Core`).
     unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
     // Disabled, the registers shared, the admin queue pair allocated.
     let ctrl = Controller::new(pdev, bar, cap)?;
     let page_shift = ctrl.page_shift_for(pdev, fault)?;
     // The admin queue's handler is registered before the controller starts.
     let cpus = cpu::nr_cpu_ids();
-    let mut irqs = Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin())?;
+    // SAFETY: `irqs` is returned in `Probed` or dropped here on an error;
+    // the caller drops what it is returned (its promise).
+    let mut irqs = unsafe { Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin()) }?;
     ctrl.start(pdev, page_shift)?;
-    let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
-
-    let admin = ctrl.admin();
-    let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-    let granted = negotiate(pdev, admin, wanted)?;
-    let count = wanted.min(granted);
-    let vecs = u32::try_from(irqs.vectors().len())?;
-    dev_info!(
-        pdev,
-        "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-        granted,
-        count,
-        cpus,
-        vecs,
-        irqs.vectors().irq_type()
-    );
-    let io = create(pdev, admin, ctrl.regs(), count, vecs)?;
-    register(&mut irqs, &io)?;
-    Ok(Probed { ctrl, irqs, id, io })
+    let started = (|| {
+        let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
+        let admin = ctrl.admin();
+        let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
+        let granted = negotiate(pdev, admin, wanted)?;
+        let count = wanted.min(granted);
+        let vecs = u32::try_from(irqs.vectors().len())?;
+        dev_info!(
+            pdev,
+            "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
+            granted,
+            count,
+            cpus,
+            vecs,
+            irqs.vectors().irq_type()
+        );
+        let io = create(pdev, admin, ctrl.regs(), count, vecs)?;
+        register(&mut irqs, &io)?;
+        Ok((id, io))
+    })();
+    match started {
+        Ok((id, io)) => Ok(Probed { ctrl, irqs, id, io }),
+        Err(e) => {
+            // Stop the controller before its handlers go (with `irqs`,
+            // right after this): it must not raise an interrupt nobody
+            // handles, nor write queue memory about to be freed.
+            let _ = ctrl.admin().disable_controller();
+            Err(e)
+        }
+    }
 }
 // ANCHOR_END: probe
 

@@ -96,8 +96,11 @@ impl pci::Driver for RNvmeDriver {
             // Stage 08's probe, up to working I/O queues, then its first
             // real I/O through each.
             let fault = module_parameters::fault.value();
+            // SAFETY: This is the driver's `probe`, and nothing mapped DMA memory
+            // for the device before; `irqs` goes into the driver data, which the
+            // driver core drops at unbind, or is dropped on an error.
             let Probed { ctrl, irqs, id, io } =
-                io_queues::probe(pdev, fault, BringUpTests::default())?;
+                unsafe { io_queues::probe(pdev, fault, BringUpTests::default()) }?;
             let reads = module_parameters::io_reads.value().clamp(1, 1000);
             io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;
             // ANCHOR_END: probe

@@ -43,7 +43,10 @@ use crate::{
     },
     nvme::{
         cmd_buffer::CmdBuffer,
-        command::Command,
+        command::{
+            Command,
+            Status, //
+        },
         controller::PAGE_SHIFT,
         ctrl::Controller,
         prp, //
@@ -180,7 +183,10 @@ impl Passthrough {
         let _one = self.one_at_a_time.lock();
         // Only a command that timed out and was abandoned keeps the claim.
         let mut claim = self.buffer.claim().ok_or(EBUSY)?;
-        let view = claim.view();
+        // SAFETY: No command uses the buffer: the claim is ours, and the
+        // last command that used it completed (a command that may still be
+        // carried out keeps its claim: abandoned, below).
+        let view = unsafe { claim.view() };
         let data = view.data.get_mut(..len).ok_or(EINVAL)?;
         match direction {
             Direction::ToDevice => user.reader().read_slice(data)?,
@@ -225,11 +231,19 @@ impl Passthrough {
                 claim.abandon();
                 return Err(e);
             }
+            // Cancelled by the driver (unbind, or the controller given up):
+            // the controller is stopped, or should be; the buffer is not
+            // lent again either way.
+            Ok(cqe) if cqe.status == Status::HOST_ABORTED => {
+                claim.abandon();
+                return Ok((cqe.status.0, cqe.result));
+            }
             other => other?,
         };
         if direction == Direction::FromDevice {
             // The controller has written the data before its completion came.
-            let data = claim.view().data;
+            // SAFETY: The command completed (its completion is `cqe`).
+            let data = unsafe { claim.view() }.data;
             UserSlice::new(UserPtr::from_addr(c.addr as usize), len)
                 .writer()
                 .write_slice(data.get(..len).ok_or(EINVAL)?)?;

@@ -163,7 +163,7 @@ impl Mapping {
 
     /// The command's data pointer: PRPs (with the tag's PRP list) if they
     /// can describe the pieces, else an SGL (with its SGL segment).
-    pub(crate) fn data_pointer(&self, view: View<'_>) -> Result<Prps> {
+    pub(crate) fn data_pointer(&self, view: &mut View<'_>) -> Result<Prps> {
         if self.prp_shape {
             self.prps(view.prp_list, view.prp_list_address)
         } else {
@@ -290,7 +290,7 @@ impl Speedups for ZeroCopy {
         &self,
         rq: &Request<NvmeDisk<Self>>,
         t: Transfer,
-        view: View<'_>,
+        view: &mut View<'_>,
     ) -> Option<(KBox<Mapping>, Prps, bool)> {
         // Only when one command can carry it all.
         let mapped = if self.enabled && t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece {

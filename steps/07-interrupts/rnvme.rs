@@ -91,7 +91,9 @@ impl pci::Driver for RNvmeDriver {
         // One vector (MSI-X, else MSI, else INTx), the admin queue's
         // handler on it: before the controller starts, which sets up the
         // admin completion queue's interrupt.
-        let irqs = Interrupts::new(pdev, 1, ctrl.admin())?;
+        // SAFETY: `irqs` goes into the driver data, which the driver core
+        // drops at unbind, or is dropped on an error.
+        let irqs = unsafe { Interrupts::new(pdev, 1, ctrl.admin()) }?;
         ctrl.start(pdev, page_shift)?;
         // Commands can complete now.
         let id = ctrl.bring_up(
@@ -103,7 +105,11 @@ impl pci::Driver for RNvmeDriver {
             },
         )?;
         // For the test: commands abandoned, answered late.
-        answered_late(pdev, ctrl.admin(), module_parameters::late.value())?;
+        answered_late(pdev, ctrl.admin(), module_parameters::late.value()).inspect_err(|_| {
+            // Stopped before its handler goes (with `irqs`, right after
+            // this): no interrupt nobody handles.
+            let _ = ctrl.admin().disable_controller();
+        })?;
         Ok(RNvme {
             pdev,
             _irqs: irqs,

@@ -84,8 +84,11 @@ impl pci::Driver for RNvmeDriver {
             repeat: module_parameters::repeat.value(),
         };
         // Up to working I/O queues: `io_queues::probe`.
+        // SAFETY: This is the driver's `probe`, and nothing mapped DMA memory
+        // for the device before; `irqs` goes into the driver data, which the
+        // driver core drops at unbind, or is dropped on an error.
         let Probed { ctrl, irqs, id, io } =
-            io_queues::probe(pdev, module_parameters::fault.value(), tests)?;
+            unsafe { io_queues::probe(pdev, module_parameters::fault.value(), tests) }?;
         // Then a first real I/O through each.
         let reads = module_parameters::io_reads.value().clamp(1, 1000);
         io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;

@@ -127,7 +127,7 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
         &self,
         rq: &Request<NvmeDisk<Self>>,
         transfer: Transfer,
-        view: View<'_>,
+        view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
 }
 
@@ -156,7 +156,7 @@ impl Speedups for Bounced {
         &self,
         _: &Request<NvmeDisk<Self>>,
         _: Transfer,
-        _: View<'_>,
+        _: &mut View<'_>,
     ) -> Option<(Infallible, Prps, bool)> {
         None
     }
@@ -199,24 +199,29 @@ impl<Z: Speedups> InFlight<Z> {
     /// (`Speedups::map`), else the bounce buffer, with a Write's data
     /// copied in first.
     fn first_command(&mut self, speedups: &Z) -> Result<Command> {
-        let view = self.bounce.view();
         let transfer = Transfer {
             opcode: self.opcode,
             len: self.len,
             max_piece: self.max_piece,
         };
-        if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, view) {
-            self.mapping = Some(mapping);
-            self.piece = self.len;
-            let blocks = self.len >> self.lba_shift;
-            return Ok(Command {
-                // PRP1/PRP2 hold an SGL descriptor, not PRP entries.
-                sgl,
-                ..read_write(self.opcode, NSID, self.lba, blocks, self.fua, prps).ok_or(EINVAL)?
-            });
-        }
-        if self.opcode == nvm_opc::WRITE {
-            request::copy_to_slice(&self.rq, self.bounce.view().data)?;
+        {
+            // SAFETY: No command of this request is in flight: its first is
+            // being built (and the claim keeps every other request out).
+            let mut view = unsafe { self.bounce.view() };
+            if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, &mut view) {
+                self.mapping = Some(mapping);
+                self.piece = self.len;
+                let blocks = self.len >> self.lba_shift;
+                return Ok(Command {
+                    // PRP1/PRP2 hold an SGL descriptor, not PRP entries.
+                    sgl,
+                    ..read_write(self.opcode, NSID, self.lba, blocks, self.fua, prps)
+                        .ok_or(EINVAL)?
+                });
+            }
+            if self.opcode == nvm_opc::WRITE {
+                request::copy_to_slice(&self.rq, view.data)?;
+            }
         }
         self.next_command()?.ok_or(EIO)
     }
@@ -237,9 +242,11 @@ impl<Z: Speedups> InFlight<Z> {
         let Some(n) = next_chunk(self.done, self.len, self.max_piece) else {
             return Ok(None);
         };
-        // The claim makes the list this request's: no other request's
-        // command uses it, and this one's last piece has completed.
-        let view = self.bounce.view();
+        // SAFETY: No command of this request is in flight: its previous
+        // piece has completed (`finish` calls this with its completion), or
+        // there was none (`first_command`); the claim keeps other requests'
+        // commands out.
+        let view = unsafe { self.bounce.view() };
         let prps = prp::describe(
             view.data_address + u64::from(self.done),
             n,
@@ -288,7 +295,9 @@ impl<Z: Speedups> InFlight<Z> {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
-        request::copy_from_slice(&self.rq, self.bounce.view().data)
+        // SAFETY: The request's last command has completed, and it sends no
+        // other.
+        request::copy_from_slice(&self.rq, unsafe { self.bounce.view() }.data)
     }
 
     // ANCHOR: end

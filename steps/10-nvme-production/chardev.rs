@@ -43,7 +43,10 @@ use crate::{
     },
     nvme::{
         cmd_buffer::CmdBuffer,
-        command::Command,
+        command::{
+            Command,
+            Status, //
+        },
         controller::PAGE_SHIFT,
         ctrl::Controller,
         prp, //
@@ -177,14 +180,17 @@ impl Passthrough {
     ) -> Result<(u16, u32)> {
         // TODO (exercise 2): one command at a time: hold `one_at_a_time`,
         // then claim the buffer (`CmdBuffer::claim`; EBUSY if it cannot be:
-        // a command that used it timed out). Through the claim's `view`:
+        // a command that used it timed out). Through the claim's `view` (an
+        // `unsafe fn`: its `// SAFETY:` says why no command uses the buffer
+        // while the view lives):
         // copy a Write's data in from `c.addr` (or, for a Read, check now
         // that the caller's buffer can be written), describe the whole
         // buffer with `prp::describe`; build the `Command` from `c`, send it
         // with `submit_any` to the admin queue or I/O queue 1 (`target`),
         // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
         // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
-        // the controller may still use the buffer: `Claim::abandon` it.
+        // the controller may still use the buffer: `Claim::abandon` it; so
+        // too for a command the driver cancelled (`Status::HOST_ABORTED`).
         // Copy a Read's data out, and return the status and the result.
         // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=10.
         let _ = (

@@ -136,7 +136,11 @@ impl pci::Driver for RNvmeDriver {
     ) -> impl PinInit<RNvme<'b>, Error> + 'b {
         pin_init::pin_init_scope(move || {
             // Stage 08's probe, up to working I/O queues.
-            let Probed { ctrl, irqs, id, io } = io_queues::probe(pdev, 0, BringUpTests::default())?;
+            // SAFETY: This is the driver's `probe`, and nothing mapped DMA memory
+            // for the device before; `irqs` goes into the driver data, which the
+            // driver core drops at unbind, or is dropped on an error.
+            let Probed { ctrl, irqs, id, io } =
+                unsafe { io_queues::probe(pdev, 0, BringUpTests::default()) }?;
             // ANCHOR_END: probe
 
             // What the nvme-cli nodes will need (it asks Identify Namespace
@@ -186,15 +190,19 @@ impl pci::Driver for RNvmeDriver {
             // ANCHOR_END: disk_field
             // ANCHOR: nodes_field
             Ok(try_pin_init!(RNvme {
+                // Initialised in the order written here, and on an error
+                // dropped in the reverse: the nodes last, after the disk
+                // (whose deletion waits for its requests, which need the
+                // queues and their handlers), so none of these drops before
+                // the disk.
                 pdev,
+                ctrl,
+                _irqs: irqs,
+                io,
+                id,
                 watchdog,
                 disk <- new_mutex!(Some(disk), "rnvme_disk"),
-                io,
-                _irqs: irqs,
-                ctrl,
-                id,
-                // Last (fields are initialised in the order written here):
-                // the nodes, which user space may open at once.
+                // Last: the nodes, which user space may open at once.
                 nodes <- Nodes::new(passthrough, number)?,
             }))
             // ANCHOR_END: nodes_field

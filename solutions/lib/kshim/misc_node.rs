@@ -40,21 +40,26 @@ pub(crate) trait NodeOps: Send + Sync + Sized + 'static {
 ///
 /// # Invariants
 ///
-/// Every `MiscDeviceRegistration<NodeDevice<D>>` is the `reg` field of a
-/// `Node<D>`: `NodeDevice` is private to this file, and only
-/// [`Node::new`] registers one.
+/// - Every `MiscDeviceRegistration<NodeDevice<D>>` is the `reg` field of a
+///   `Node<D>`: `NodeDevice` is private to this file, and only
+///   [`Node::new`] registers one.
+/// - `data` lives whenever `reg` is registered: it is initialised before
+///   `reg` registers (`new`), and dropped after `reg` is deregistered
+///   (fields drop in the order they are declared: `reg` first).
 #[pin_data]
 pub(crate) struct Node<D: NodeOps> {
-    data: Arc<D>,
     #[pin]
     reg: MiscDeviceRegistration<NodeDevice<D>>,
+    data: Arc<D>,
 }
 // ANCHOR_END: node
 
 impl<D: NodeOps> Node<D> {
     /// Registers `/dev/<name>`, whose files lead to `data`.
     pub(crate) fn new(name: &'static CStr, data: Arc<D>) -> impl PinInit<Self, Error> {
-        // INVARIANT: the registration is made as the `reg` field of a `Node`.
+        // INVARIANT: the registration is made as the `reg` field of a
+        // `Node`, after `data` (fields are initialised in the order written
+        // here), so an `open` that comes at once finds it.
         try_pin_init!(Node {
             data,
             reg <- MiscDeviceRegistration::register(MiscDeviceOptions { name }),
@@ -74,8 +79,9 @@ impl<D: NodeOps> MiscDevice for NodeDevice<D> {
     fn open(_file: &File, misc: &MiscDeviceRegistration<Self>) -> Result<Arc<D>> {
         // SAFETY: `misc` is the `reg` field of a `Node<D>` (its type
         // invariant), and a misc device is opened only while it is
-        // registered, that is, while that `Node` lives (its drop
-        // deregisters it, under the lock `open` runs with).
+        // registered (`misc_open` runs under `misc_mtx`, which
+        // `misc_deregister` takes too), and while it is registered its
+        // `Node`'s `data` lives (type invariant).
         let node = unsafe { &*kernel::container_of!(core::ptr::from_ref(misc), Node<D>, reg) };
         Ok(node.data.clone())
     }

@@ -27,10 +27,11 @@ pub(crate) struct SendGenDisk<T: Operations> {
     tag_set: Arc<TagSet<T>>,
 }
 
-// SAFETY: The tag set is a C `blk_mq_tag_set`, which blk-mq uses from any
-// CPU under its own locking; through a `SendGenDisk` the driver only reads
-// the tag set's map, and dropping the disk (`del_gendisk`, `put_disk`) may
-// run on any thread. What the disk's requests reach (`T::QueueData`) must
+// SAFETY: `GenDisk` and `TagSet` own C objects (`gendisk`,
+// `blk_mq_tag_set`) that the block layer uses from any CPU under its own
+// locking; dropping them (`del_gendisk` and `put_disk`,
+// `blk_mq_free_tag_set`) may run on any thread, and `TagSet`'s `&self`
+// methods only read. What the disk's requests reach (`T::QueueData`) must
 // be `Send` itself.
 unsafe impl<T: Operations> Send for SendGenDisk<T> where T::QueueData: Send {}
 // ANCHOR_END: send_disk

@@ -5,9 +5,11 @@
 //!
 //! Each tag of the disk owns one for the life of the disk (stage 09), and
 //! the nvme-cli nodes share one (stage 10). `Coherent::as_mut` is unsafe
-//! because the CPU must not touch the memory while the device does, nor
-//! twice at once; the claim turns that rule into a type: only the holder of
-//! the one [`Claim`] reaches the memory, through `&mut`.
+//! because the CPU must not touch the memory twice at once, nor while the
+//! device does. The claim makes the first a type: only the holder of the
+//! one [`Claim`] reaches the memory, through `&mut`. The second only the
+//! driver knows (which command it sent, which completed): `Claim::view`
+//! stays `unsafe`, and each caller says why no command is in flight.
 //!
 //! Part of the NVMe library (`nvme::cmd_buffer`), from stage 09 on.
 //!
@@ -40,12 +42,9 @@ use kernel::{
 ///
 /// # Invariants
 ///
-/// - `claimed` is set while a [`Claim`] of this buffer exists, or after a
-///   claim was abandoned; at most one `Claim` exists at a time.
-/// - The controller reads or writes the memory only for a command built
-///   from a claim's [`View`], between its submission and its completion,
-///   and the claim is released (dropped) only after that completion, or
-///   else abandoned ([`Claim::abandon`]).
+/// `claimed` is set while a [`Claim`] of this buffer exists, or after a
+/// claim was abandoned ([`Claim::abandon`]): at most one `Claim` exists at
+/// a time.
 pub(crate) struct CmdBuffer {
     data: Coherent<[u8]>,
     prp_list: Coherent<[u64]>,
@@ -137,7 +136,14 @@ impl Claim {
 
     // ANCHOR: view
     /// The memory, for the CPU, and its bus addresses, for a command.
-    pub(crate) fn view(&mut self) -> View<'_> {
+    ///
+    /// # Safety
+    ///
+    /// No command that uses this buffer's bus addresses is in flight while
+    /// the `View` lives: the controller neither reads nor writes the memory
+    /// meanwhile. (A command built from the view is sent after it ends; a
+    /// command that may still be carried out gets its claim abandoned.)
+    pub(crate) unsafe fn view(&mut self) -> View<'_> {
         let b = &*self.buffer;
         let (sgl, sgl_address) = match &b.sgl {
             // SAFETY: As for `data` below.
@@ -147,10 +153,8 @@ impl Claim {
         View {
             // SAFETY: This claim is the only one (type invariants), and the
             // `&mut self` borrow makes the slices its holder's alone for
-            // their lifetime; the controller does not use the memory now:
-            // a command built from an earlier view has completed before its
-            // holder could call this again (it moved the claim into the
-            // command's pending value), or was abandoned with the claim.
+            // their lifetime; the controller does not use the memory while
+            // they live (the caller's promise).
             data: unsafe { b.data.as_mut() },
             data_address: b.data.dma_address(),
             // SAFETY: As for `data`.

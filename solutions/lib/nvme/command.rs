@@ -237,6 +237,11 @@ impl Status {
         self.sct() == 0 && self.sc() == 0
     }
 
+    /// The status the driver makes up for a command it cancels: Status
+    /// Code Type 3 (path related), Status Code 0x71, "Command Aborted By
+    /// Host", as the C driver does (`NVME_SC_HOST_ABORTED_CMD`).
+    pub(crate) const HOST_ABORTED: Status = Status((3 << 8) | 0x71);
+
     /// A short description of the generic status codes the driver may see.
     pub(crate) const fn describe(self) -> &'static str {
         match (self.sct(), self.sc()) {

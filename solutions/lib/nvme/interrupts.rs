@@ -51,6 +51,9 @@ type Registered<'b, P> = Pin<KBox<irq::Registration<'b, QueueIrq<P>>>>;
 ///   (fields drop in the order they are declared).
 /// - Every registration in `admin` and `io` was made from a vector of
 ///   `*vectors`, and only these hold the borrow of it.
+/// - `self` is dropped, not leaked (the promise of [`Interrupts::new`]'s
+///   caller): every handler is freed (`free_irq`) before the module's code
+///   it runs can go away.
 pub(crate) struct Interrupts<'b, P: Pending> {
     /// The admin queue's handler: `free_irq` when dropped, which waits for
     /// a handler still running on another CPU.
@@ -67,7 +70,13 @@ impl<'b, P: Pending> Interrupts<'b, P> {
     /// Allocates between 1 and `max` vectors (MSI-X if the device and the
     /// platform can, else MSI, else the legacy INTx pin) and registers the
     /// admin queue's handler on the first.
-    pub(crate) fn new(
+    ///
+    /// # Safety
+    ///
+    /// The value returned is dropped, not leaked (`mem::forget`): its
+    /// handlers stay registered until then, and they run the module's code
+    /// (the promise `irq::Registration::new` asks of its callers).
+    pub(crate) unsafe fn new(
         pdev: &'b pci::Device<Bound>,
         max: u32,
         admin: &Arc<AdminQueue>,
@@ -79,7 +88,8 @@ impl<'b, P: Pending> Interrupts<'b, P> {
         // SAFETY: `vectors` becomes the field of the `Interrupts` built
         // below, and the borrow goes only into its `admin`.
         let admin = register(unsafe { borrow(&vectors) }, 0, admin)?;
-        // INVARIANT: `admin` was made from vector 0 of `vectors`, boxed.
+        // INVARIANT: `admin` was made from vector 0 of `vectors`, boxed; the
+        // caller drops the value (safety requirement).
         Ok(Interrupts {
             admin,
             io: KVec::new(),
@@ -114,9 +124,11 @@ impl<'b, P: Pending> Interrupts<'b, P> {
 /// the reference returned goes only into registrations that this
 /// `Interrupts` keeps.
 unsafe fn borrow<'b>(vectors: &KBox<IrqVectorRegistration<'b>>) -> &'b IrqVectorRegistration<'b> {
-    // SAFETY: The box does not move its contents and is freed after every
-    // registration made with this reference (the caller's promise and the
-    // type invariants of `Interrupts`).
+    // SAFETY: The kernel's `Box` is a `NonNull` (moving it asserts no
+    // uniqueness) and does not move its contents, which are freed after
+    // every registration made with this reference (the caller's promise
+    // and the type invariants of `Interrupts`); a registration keeps only
+    // the IRQ number it was made from, not the reference.
     unsafe { &*core::ptr::from_ref::<IrqVectorRegistration<'b>>(vectors) }
 }
 // ANCHOR_END: borrow
@@ -129,9 +141,8 @@ fn register<'b, P: Pending>(
 ) -> Result<Registered<'b, P>> {
     let request = vectors.index(index)?.into();
     // SAFETY: The registration is boxed into an `Interrupts`, whose fields
-    // are private: it is dropped with it, before the vectors. Were the
-    // `Interrupts` forgotten, the box would leak with the vectors, and the
-    // handler owns what it touches (an `Arc`): nothing is freed under it.
+    // are private and which is dropped, not leaked (type invariant, from
+    // `Interrupts::new`'s caller): it is dropped with it, before the vectors.
     let handler = unsafe {
         irq::Registration::new(
             request,

@@ -6,11 +6,9 @@
 
 use kernel::{
     irq::{
-        self,
         Handler,
         IrqReturn, //
     },
-    prelude::*,
     sync::Arc, //
 };
 
@@ -45,8 +43,3 @@ impl<P: Pending> Handler for QueueIrq<P> {
     }
 }
 // ANCHOR_END: handler
-
-/// The handlers of a set of queues, registered on their vectors: each
-/// borrows the vectors' registration (`'b`) and is pinned in a box of its
-/// own.
-pub(crate) type QueueIrqs<'b, P> = KVec<Pin<KBox<irq::Registration<'b, QueueIrq<P>>>>>;

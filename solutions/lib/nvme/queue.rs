@@ -559,9 +559,8 @@ impl<P: Pending> QueuePair<P> {
 }
 
 // ANCHOR: cancelled
-/// The completion the driver makes up for a command it cancels: Status
-/// Code Type 3 (path related), Status Code 0x71, "Command Aborted By Host",
-/// as the C driver does (`NVME_SC_HOST_ABORTED_CMD`).
+/// The completion the driver makes up for a command it cancels
+/// ([`Status::HOST_ABORTED`]).
 const fn cancelled(qid: u16, cid: u16) -> Completion {
     Completion {
         result: 0,
@@ -569,7 +568,7 @@ const fn cancelled(qid: u16, cid: u16) -> Completion {
         sq_id: qid,
         cid,
         phase: false,
-        status: Status((3 << 8) | 0x71),
+        status: Status::HOST_ABORTED,
     }
 }
 // ANCHOR_END: cancelled
