@@ -323,11 +323,16 @@ pub(crate) fn exercise<P: Pending>(
     io: &[IoQueue<P>],
     reads: u32,
 ) -> Result {
-    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL)?;
+    // On an error probe fails: the controller is stopped first, before its
+    // handlers go, and before the page (which a command that timed out may
+    // still be written into) is freed.
+    let page = Coherent::<u8>::zeroed_slice(pdev.as_ref(), IDENTIFY_SIZE, GFP_KERNEL).inspect_err(
+        |_| {
+            let _ = admin.disable_controller();
+        },
+    )?;
     let result = exercise_with(pdev, admin, io, reads, &page);
     if result.is_err() {
-        // A command that timed out may still be carried out into the page:
-        // stop the controller before the page is freed.
         let _ = admin.disable_controller();
     }
     result

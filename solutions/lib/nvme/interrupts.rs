@@ -7,7 +7,8 @@
 //! (`irq::Registration<'b, _>` from `IrqVectorRegistration::index`), so the
 //! two cannot be sibling fields of the driver data without an unsafe
 //! reborrow. This type owns both, and that reborrow is its invariant: a
-//! driver holds one `Interrupts` and writes no unsafe for its interrupts.
+//! driver holds one `Interrupts`, and its one `unsafe` for interrupts is the
+//! promise that it drops it (`Interrupts::new`).
 //!
 //! Part of the NVMe library (`nvme::interrupts`), from stage 07 on.
 //!
