@@ -28,6 +28,12 @@
 #                    without RELEASE-updates and RELEASE-security that a
 #                    normal install has: to see setup's message about them
 #   --as-root        run the commands as root in the root, not as a user
+#   --host-ca        trust in the root the certificate authorities this
+#                    machine added (/usr/local/share/ca-certificates: a
+#                    TLS-inspecting proxy's), so that cargo and pip reach
+#                    crates.io and PyPI through it; without it such a
+#                    machine fails at `cargo install` ("self-signed
+#                    certificate in certificate chain")
 #
 # The root gets /proc, /sys and /dev (with /dev/kvm, if the host has it)
 # bind-mounted; they are unmounted on exit, also after an error or Ctrl-C.
@@ -54,6 +60,7 @@ MIRROR=http://deb.debian.org/debian
 SECURITY_MIRROR=http://deb.debian.org/debian-security
 BARE_SOURCES=0
 AS_ROOT=0
+HOST_CA=0
 RELEASE=""
 while [ $# -gt 0 ]; do
 	case "$1" in
@@ -67,6 +74,7 @@ while [ $# -gt 0 ]; do
 	--mirror=*) MIRROR=${1#*=} ;;
 	--bare-sources) BARE_SOURCES=1 ;;
 	--as-root) AS_ROOT=1 ;;
+	--host-ca) HOST_CA=1 ;;
 	-h | --help) usage ;;
 	-*) die "unknown option $1 (--help lists them)" ;;
 	*)
@@ -223,7 +231,16 @@ configure_root() {
 		# The root has the host's hostname (debootstrap copies it); sudo
 		# complains on every call when /etc/hosts does not name it.
 		{ grep -qw "$(hostname)" "$ROOT/etc/hosts" 2>/dev/null || echo "127.0.1.1 $(hostname)" >>"$ROOT/etc/hosts"; } &&
+		host_ca &&
 		cat "$ROOT/etc/apt/sources.list"
+}
+# --host-ca: the host's added CAs, where the root's ca-certificates (which
+# setup installs) picks them up when it builds /etc/ssl/certs.
+host_ca() {
+	[ "$HOST_CA" = 1 ] || return 0
+	mkdir -p "$ROOT/usr/local/share/ca-certificates" &&
+		cp /usr/local/share/ca-certificates/*.crt "$ROOT/usr/local/share/ca-certificates/" &&
+		note "trusting this machine's added CAs: $(cd /usr/local/share/ca-certificates && echo ./*.crt)"
 }
 phase configure configure_root
 
