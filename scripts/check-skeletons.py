@@ -65,10 +65,6 @@ CONTEXT = 2  # lines of context around a reported difference
 BESIDE_ANSWERS = {
     ("12-executor", "task_state.rs"),
     ("13-reactor", "socket.rs"),
-    ("14-9p-protocol", "p9/error.rs"),
-    ("14-9p-protocol", "p9/frame.rs"),
-    ("14-9p-protocol", "p9/qid.rs"),
-    ("14-9p-protocol", "p9/wire.rs"),
     ("15-9p-server", "fid.rs"),
     ("15-9p-server", "param.rs"),
     ("15-9p-server", "vfs.rs"),

@@ -36,17 +36,17 @@
 // path is resolved from this file's folder however the file was reached.
 #[path = "p9/dirent.rs"]
 pub(crate) mod dirent;
-#[path = "../../solutions/14-9p-protocol/p9/error.rs"]
+#[path = "../../solutions/lib/p9/error.rs"]
 pub(crate) mod error;
-#[path = "../../solutions/14-9p-protocol/p9/frame.rs"]
+#[path = "../../solutions/lib/p9/frame.rs"]
 pub(crate) mod frame;
-#[path = "../../solutions/14-9p-protocol/p9/qid.rs"]
+#[path = "../../solutions/lib/p9/qid.rs"]
 pub(crate) mod qid;
 #[path = "p9/reply.rs"]
 pub(crate) mod reply;
 #[path = "p9/request.rs"]
 pub(crate) mod request;
-#[path = "../../solutions/14-9p-protocol/p9/wire.rs"]
+#[path = "../../solutions/lib/p9/wire.rs"]
 mod wire;
 
 // Only what this file itself uses is re-exported: an unused `use` would warn
