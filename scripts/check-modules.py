@@ -23,9 +23,18 @@ is not in both trees.
 """
 
 import argparse
+import importlib.util
 import os
 import re
 import sys
+
+# The stages of both trees (or those named), as check-skeletons.py reads them.
+_spec = importlib.util.spec_from_file_location(
+    "check_skeletons", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check-skeletons.py")
+)
+_skeletons = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_skeletons)
+stage_names = _skeletons.stage_names
 
 MOD = re.compile(r'(?:#\[path = "([^"]+)"\]\s*(?:#\[[^\]]*\]\s*)*)?(?:pub(?:\([^)]*\))?\s+)?mod (\w+);')
 PATHREF = re.compile(r"\b(crate|super|self)::((?:\w+::)*\w+)")
@@ -135,17 +144,11 @@ def main():
     parser.add_argument("--root", default=os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
     parser.add_argument("stages", nargs="*", metavar="STAGE")
     args = parser.parse_args()
-    both = sorted(set(os.listdir(os.path.join(args.root, "steps"))) & set(os.listdir(os.path.join(args.root, "solutions"))))
-    both = [s for s in both if re.match(r"\d+-", s)]
-    stages = both
-    if args.stages:
-        stages = []
-        for w in args.stages:
-            match = [s for s in both if w.split("-")[0].isdigit() and int(s.split("-")[0]) == int(w.split("-")[0])]
-            if not match:
-                print(f"check-modules: no stage {w} in both steps/ and solutions/", file=sys.stderr)
-                return 2
-            stages.append(match[0])
+    try:
+        stages = stage_names(args.root, args.stages)
+    except OSError as e:
+        print(f"check-modules: {e}", file=sys.stderr)
+        return 2
     problems = []
     # file -> {reference text -> {resolved file -> [crate]}}
     meaning = {}
