@@ -155,7 +155,13 @@ phase() { # phase NAME CMD...: run CMD, its output in its own log; stop on failu
 	log="$LOGS/$(printf %02d "$N")-$name.log"
 	say "$name (log: $log)"
 	t0=$(date +%s)
-	"$@" >"$log" 2>&1 </dev/null || rc=$?
+	# Through a pipe, not straight into the log: the log is outside the
+	# root, and a program in it that looks its output up in /proc/self/fd
+	# (vng does, to connect the VM's console) finds no such file there,
+	# falls back, and the VM never returns (seen: make run STEP=01 killed
+	# after 600 s). A pipe is the same inside the root as outside.
+	"$@" </dev/null 2>&1 | cat >"$log"
+	rc=${PIPESTATUS[0]}
 	dt=$(($(date +%s) - t0))
 	if [ "$rc" = 0 ]; then
 		note "$name: ok, $dt s"
