@@ -155,13 +155,7 @@ phase() { # phase NAME CMD...: run CMD, its output in its own log; stop on failu
 	log="$LOGS/$(printf %02d "$N")-$name.log"
 	say "$name (log: $log)"
 	t0=$(date +%s)
-	# Through a pipe, not straight into the log: the log is outside the
-	# root, and a program in it that looks its output up in /proc/self/fd
-	# (vng does, to connect the VM's console) finds no such file there,
-	# falls back, and the VM never returns (seen: make run STEP=01 killed
-	# after 600 s). A pipe is the same inside the root as outside.
-	"$@" </dev/null 2>&1 | cat >"$log"
-	rc=${PIPESTATUS[0]}
+	"$@" >"$log" 2>&1 </dev/null || rc=$?
 	dt=$(($(date +%s) - t0))
 	if [ "$rc" = 0 ]; then
 		note "$name: ok, $dt s"
@@ -190,7 +184,12 @@ as_learner() { # as_learner 'SHELL CODE': in the clone, as the learner would
 	else
 		# A login shell of the user (runuser -l): their HOME, hence their
 		# ~/.cache, and sudo for setup's apt-get.
-		in_root runuser -l "$USER_NAME" -c "cd $CLONE && $1"
+		# Through a pipe of the user's own: vng reopens its stdout and
+		# stderr (/proc/self/fd/1, O_RDWR) to connect the VM's console, which
+		# the user may not do to root's log file or pipe; it then falls
+		# back, and the VM never returns (seen: make run STEP=01 killed
+		# after 600 s in the trixie rehearsal).
+		in_root runuser -l "$USER_NAME" -c "cd $CLONE && { $1; } 2>&1 | cat; exit \${PIPESTATUS[0]}"
 	fi
 }
 
