@@ -67,7 +67,6 @@ use super::{
         Status, //
     },
     registers::Registers,
-    regs::Bar0,
     ring::{
         CqRing,
         SqRing, //
@@ -278,12 +277,6 @@ impl<P: Pending> QueuePair<P> {
     /// Disables the controller: afterwards it touches no queue's memory.
     pub(crate) fn disable_controller(&self) -> Result {
         self.regs.disable()
-    }
-
-    /// The registers, for process context (the caller proves the device is
-    /// bound).
-    pub(crate) fn bar<'a>(&'a self, dev: &'a Device<Bound>) -> Result<&'a Bar0<'a>> {
-        self.regs.bar(dev)
     }
 
     /// The queue ID.
