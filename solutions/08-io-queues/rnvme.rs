@@ -11,6 +11,10 @@
 
 use kernel::{
     device::Core,
+    dma::{
+        Device as _,
+        DmaMask, //
+    },
     pci,
     prelude::*, //
 };
@@ -20,10 +24,7 @@ mod nvme;
 // New in stage 08: the I/O queues.
 mod io_queues;
 
-use io_queues::{
-    IoQueue,
-    Probed, //
-};
+use io_queues::IoQueue;
 use nvme::{
     ctrl::{
         BringUpTests,
@@ -34,6 +35,7 @@ use nvme::{
         IdCtrl, //
     },
     interrupts::Interrupts,
+    map::map,
     queue::NoRequests, //
 };
 
@@ -80,12 +82,19 @@ impl pci::Driver for RNvmeDriver {
             aer_wait_ms: module_parameters::aer_wait_ms.value(),
             repeat: module_parameters::repeat.value(),
         };
-        // Up to working I/O queues: `io_queues::probe`.
-        // SAFETY: This is the driver's `probe`, and nothing mapped DMA memory
-        // for the device before; `irqs` goes into the driver data, which the
-        // driver core drops at unbind, or is dropped on an error.
-        let Probed { ctrl, irqs, id, io } =
-            unsafe { io_queues::probe(pdev, module_parameters::fault.value(), tests) }?;
+        // As stage 07 begins (stage 04's `map`, the DMA mask, the controller
+        // reset), with more vectors: one per CPU besides the admin queue's.
+        let (bar, cap) = map(pdev)?;
+        // SAFETY: Nothing else allocates or maps DMA memory for this device
+        // while it probes, and no allocation exists yet.
+        unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+        let ctrl = Controller::new(pdev, bar, cap)?;
+        // SAFETY: `irqs` goes into the driver data, which the driver core
+        // drops at unbind, or is dropped on an error.
+        let mut irqs = unsafe { Interrupts::new(pdev, io_queues::vectors_wanted(), ctrl.admin()) }?;
+        // Up to working I/O queues.
+        let fault = module_parameters::fault.value();
+        let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, fault, tests)?;
         // Then a first real I/O through each.
         let reads = module_parameters::io_reads.value().clamp(1, 1000);
         io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;

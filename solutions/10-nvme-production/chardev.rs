@@ -49,7 +49,10 @@ use crate::{
         },
         controller::PAGE_SHIFT,
         ctrl::Controller,
-        prp, //
+        prp::{
+            self,
+            Prps, //
+        },
         queue::{
             AdminQueue,
             ADMIN_TIMEOUT, //
@@ -92,11 +95,15 @@ pub(crate) struct Passthrough {
     io: Arc<IoQueuePair>,
     block_size: u32,
     /// The DMA memory passthrough data goes through, with a PRP list that
-    /// describes all of it.
+    /// describes all of it ...
     buffer: Arc<CmdBuffer>,
-    /// Held while a command runs: one at a time, the others wait.
+    /// ... which a command's PRP fields point to.
+    prps: Prps,
+    /// The data on its way between user space and `buffer` (user copies
+    /// need a Rust slice; DMA memory is reached only by copies). Held while
+    /// a command runs: one at a time, the others wait.
     #[pin]
-    one_at_a_time: Mutex<()>,
+    staging: Mutex<KVVec<u8>>,
 }
 // ANCHOR_END: passthrough
 
@@ -114,6 +121,21 @@ impl Passthrough {
         let dev: &Device<Bound> = pdev.as_ref();
         let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
         let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
+        // Describe the whole buffer, once: whatever a command transfers
+        // stays inside it.
+        let mut claim = buffer.claim().ok_or(EBUSY)?;
+        let mut view = claim.view();
+        let mut list = KVec::from_elem(0u64, entries, GFP_KERNEL)?;
+        let prps = prp::describe(
+            view.data_address(),
+            BUFFER_SIZE as u32,
+            PAGE,
+            &mut list,
+            view.prp_list_address(),
+        )
+        .map_err(|_| EINVAL)?;
+        view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
+        drop(claim);
         Arc::pin_init(
             try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
@@ -121,7 +143,8 @@ impl Passthrough {
                 io: io.clone(),
                 block_size,
                 buffer,
-                one_at_a_time <- new_mutex!((), "rnvme_passthru"),
+                prps,
+                staging <- new_mutex!(KVVec::from_elem(0, BUFFER_SIZE, GFP_KERNEL)?, "rnvme_passthru"),
             }),
             GFP_KERNEL,
         )
@@ -180,16 +203,15 @@ impl Passthrough {
     ) -> Result<(u16, u32)> {
         let len = c.data_len as usize;
         let user = UserSlice::new(UserPtr::from_addr(c.addr as usize), len);
-        let _one = self.one_at_a_time.lock();
+        let mut staging = self.staging.lock();
+        let data = staging.get_mut(..len).ok_or(EINVAL)?;
         // Only a command that timed out and was abandoned keeps the claim.
         let mut claim = self.buffer.claim().ok_or(EBUSY)?;
-        // SAFETY: No command uses the buffer: the claim is ours, and the
-        // last command that used it completed (a command that may still be
-        // carried out keeps its claim: abandoned, below).
-        let view = unsafe { claim.view() };
-        let data = view.data.get_mut(..len).ok_or(EINVAL)?;
         match direction {
-            Direction::ToDevice => user.reader().read_slice(data)?,
+            Direction::ToDevice => {
+                user.reader().read_slice(data)?;
+                claim.view().write(0, data)?;
+            }
             // Find out now that the caller's buffer is writable, before the
             // controller is involved.
             Direction::FromDevice => {
@@ -198,21 +220,11 @@ impl Passthrough {
             }
             Direction::None => {}
         }
-        // Describe the whole buffer: whatever the command transfers stays
-        // inside it.
-        let prps = prp::describe(
-            view.data_address,
-            BUFFER_SIZE as u32,
-            PAGE,
-            view.prp_list,
-            view.prp_list_address,
-        )
-        .map_err(|_| EINVAL)?;
         let cmd = Command {
             opcode: c.opcode,
             nsid: c.nsid,
-            prp1: prps.prp1,
-            prp2: prps.prp2,
+            prp1: self.prps.prp1,
+            prp2: self.prps.prp2,
             cdw: c.cdw,
             sgl: false,
         };
@@ -242,11 +254,10 @@ impl Passthrough {
         };
         if direction == Direction::FromDevice {
             // The controller has written the data before its completion came.
-            // SAFETY: The command completed (its completion is `cqe`).
-            let data = unsafe { claim.view() }.data;
+            claim.view().read(0, data)?;
             UserSlice::new(UserPtr::from_addr(c.addr as usize), len)
                 .writer()
-                .write_slice(data.get(..len).ok_or(EINVAL)?)?;
+                .write_slice(data)?;
         }
         Ok((cqe.status.0, cqe.result))
     }

@@ -2,17 +2,13 @@
 
 //! I/O queues: how many the controller grants, which interrupt vector each
 //! uses, creating and deleting them, and a first real Read and Write
-//! through each one; and `probe`, as stages 08 to 10 start it: up to
-//! working I/O queues.
+//! through each one; and `start`, as stages 08 to 10 start the controller:
+//! up to working I/O queues.
 
 use kernel::{
     cpu,
     device::Core,
-    dma::{
-        Coherent,
-        Device as _,
-        DmaMask, //
-    },
+    dma::Coherent,
     io::Io,
     pci,
     prelude::*,
@@ -38,7 +34,6 @@ use crate::{
             IDENTIFY_SIZE, //
         },
         interrupts::Interrupts,
-        map::map,
         queue::{
             AdminQueue,
             Pending,
@@ -66,53 +61,37 @@ pub(crate) struct IoQueue<P: Pending> {
     pub(crate) vector: u32,
 }
 
-// ANCHOR: probe
-/// What probe has once the I/O queues work.
-pub(crate) struct Probed<'b, P: Pending> {
-    /// The registers and the admin queue pair.
-    pub(crate) ctrl: Controller,
-    /// The vectors, and the handlers of the admin and I/O queues on them.
-    pub(crate) irqs: Interrupts<'b, P>,
-    /// What Identify Controller said.
-    pub(crate) id: IdCtrl,
-    /// The I/O queue pairs.
-    pub(crate) io: KVec<IoQueue<P>>,
+// ANCHOR: start
+/// How many interrupt vectors the driver asks for: one for the admin queue
+/// and one per CPU (it gets fewer if the device or the platform has fewer).
+pub(crate) fn vectors_wanted() -> u32 {
+    cpu::nr_cpu_ids().saturating_add(1)
 }
 
-/// Probe up to working I/O queues, as stages 08 to 10 start it: the
-/// registers in reach (stage 04's `map`), the controller reset, started
-/// and identified with one vector for the admin queue and one per CPU (if
-/// the device has that many), then one I/O queue pair per CPU, as many as
-/// the controller grants, each with its handler. `fault` and `tests` are a
-/// stage's test knobs (0 and `BringUpTests::default()`: none).
+/// Starts the controller up to working I/O queues, as stages 08 to 10 do
+/// once their `probe` has made `ctrl` (reset, admin queue allocated) and
+/// `irqs` (the admin queue's handler on vector 0): the controller started
+/// and identified, then one I/O queue pair per CPU, as many as the
+/// controller grants, each with its handler. Returns what Identify
+/// Controller said and the I/O queues. `fault` and `tests` are a stage's
+/// test knobs (0 and `BringUpTests::default()`: none).
 ///
-/// # Safety
-///
-/// Called from the driver's `probe`, before anything of the driver maps
-/// or allocates DMA memory for `pdev` (the DMA mask is set here); and the
-/// `irqs` returned is dropped, not leaked (`Interrupts::new`).
-pub(crate) unsafe fn probe<'b, P: Pending>(
-    pdev: &'b pci::Device<Core<'_>>,
+/// On an error the controller is stopped again, before the caller drops
+/// `irqs`: it must not raise an interrupt nobody handles, nor write queue
+/// memory about to be freed.
+pub(crate) fn start<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    ctrl: &Controller,
+    irqs: &mut Interrupts<'_, P>,
     fault: u32,
     tests: BringUpTests,
-) -> Result<Probed<'b, P>> {
-    let (bar, cap) = map(pdev)?;
-    // SAFETY: Nothing maps or allocates DMA memory for the device while the
-    // driver probes it, before this (the caller's promise), and the driver
-    // core runs nothing else of the driver for it meanwhile (`Core`).
-    unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
-    // Disabled, the registers shared, the admin queue pair allocated.
-    let ctrl = Controller::new(pdev, bar, cap)?;
+) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
     let page_shift = ctrl.page_shift_for(pdev, fault)?;
-    // The admin queue's handler is registered before the controller starts.
-    let cpus = cpu::nr_cpu_ids();
-    // SAFETY: `irqs` is returned in `Probed` or dropped here on an error;
-    // the caller drops what it is returned (its promise).
-    let mut irqs = unsafe { Interrupts::new(pdev, cpus.saturating_add(1), ctrl.admin()) }?;
     ctrl.start(pdev, page_shift)?;
     let started = (|| {
         let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
         let admin = ctrl.admin();
+        let cpus = cpu::nr_cpu_ids();
         let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
         let granted = negotiate(pdev, admin, wanted)?;
         let count = wanted.min(granted);
@@ -127,21 +106,14 @@ pub(crate) unsafe fn probe<'b, P: Pending>(
             irqs.vectors().irq_type()
         );
         let io = create(pdev, admin, ctrl.regs(), count, vecs)?;
-        register(&mut irqs, &io)?;
+        register(irqs, &io)?;
         Ok((id, io))
     })();
-    match started {
-        Ok((id, io)) => Ok(Probed { ctrl, irqs, id, io }),
-        Err(e) => {
-            // Stop the controller before its handlers go (with `irqs`,
-            // right after this): it must not raise an interrupt nobody
-            // handles, nor write queue memory about to be freed.
-            let _ = ctrl.admin().disable_controller();
-            Err(e)
-        }
-    }
+    started.inspect_err(|_| {
+        let _ = ctrl.admin().disable_controller();
+    })
 }
-// ANCHOR_END: probe
+// ANCHOR_END: start
 
 // ANCHOR: stop
 /// Unbind, once nothing submits to the I/O queues any more: says what each

@@ -98,12 +98,13 @@ const TAGS: u16 = IO_DEPTH - 1;
 /// default limits (255 sectors; the 7.3 `GenDiskBuilder` cannot raise
 /// them), rounded up to whole pages.
 const BOUNCE_SIZE: usize = 128 * 1024;
+/// Entries of a bounce buffer's PRP list.
+const LIST_ENTRIES: usize = prp::list_entries_for(BOUNCE_SIZE as u32, PAGE);
 
 /// What each tag owns for the life of the disk: its bounce buffer, with a
 /// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
 fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
-    let entries = prp::list_entries_for(BOUNCE_SIZE as u32, PAGE);
-    CmdBuffer::new(pdev.as_ref(), BOUNCE_SIZE, entries, Z::SGL_ENTRIES)
+    CmdBuffer::new(pdev.as_ref(), BOUNCE_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
 
@@ -205,9 +206,7 @@ impl<Z: Speedups> InFlight<Z> {
             max_piece: self.max_piece,
         };
         {
-            // SAFETY: No command of this request is in flight: its first is
-            // being built (and the claim keeps every other request out).
-            let mut view = unsafe { self.bounce.view() };
+            let mut view = self.bounce.view();
             if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, &mut view) {
                 self.mapping = Some(mapping);
                 self.piece = self.len;
@@ -220,7 +219,7 @@ impl<Z: Speedups> InFlight<Z> {
                 });
             }
             if self.opcode == nvm_opc::WRITE {
-                request::copy_to_slice(&self.rq, view.data)?;
+                request::copy_to_dma(&self.rq, view.data())?;
             }
         }
         self.next_command()?.ok_or(EIO)
@@ -242,19 +241,21 @@ impl<Z: Speedups> InFlight<Z> {
         let Some(n) = next_chunk(self.done, self.len, self.max_piece) else {
             return Ok(None);
         };
-        // SAFETY: No command of this request is in flight: its previous
-        // piece has completed (`finish` calls this with its completion), or
-        // there was none (`first_command`); the claim keeps other requests'
-        // commands out.
-        let view = unsafe { self.bounce.view() };
+        // No command of this request is in flight: its previous piece has
+        // completed (`finish` calls this with its completion), or there was
+        // none (`first_command`); the claim keeps other requests' out.
+        let mut view = self.bounce.view();
+        // The list is written here, then copied into the DMA memory.
+        let mut list = [0u64; LIST_ENTRIES];
         let prps = prp::describe(
-            view.data_address + u64::from(self.done),
+            view.data_address() + u64::from(self.done),
             n,
             PAGE,
-            view.prp_list,
-            view.prp_list_address,
+            &mut list,
+            view.prp_list_address(),
         )
         .map_err(|_| EINVAL)?;
+        view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
         let lba = self.lba + u64::from(self.done >> self.lba_shift);
         let cmd = read_write(self.opcode, NSID, lba, n >> self.lba_shift, self.fua, prps)
             .ok_or(EINVAL)?;
@@ -295,9 +296,7 @@ impl<Z: Speedups> InFlight<Z> {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
-        // SAFETY: The request's last command has completed, and it sends no
-        // other.
-        request::copy_from_slice(&self.rq, unsafe { self.bounce.view() }.data)
+        request::copy_from_dma(&self.rq, self.bounce.view().data())
     }
 
     // ANCHOR: end

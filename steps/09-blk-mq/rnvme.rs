@@ -13,6 +13,10 @@
 
 use kernel::{
     device::Core,
+    dma::{
+        Device as _,
+        DmaMask, //
+    },
     new_mutex,
     pci,
     prelude::*,
@@ -34,10 +38,7 @@ use disk::{
     InFlight,
     SendDisk, //
 };
-use io_queues::{
-    IoQueue,
-    Probed, //
-};
+use io_queues::IoQueue;
 use nvme::{
     ctrl::{
         BringUpTests,
@@ -47,7 +48,8 @@ use nvme::{
         ascii,
         IdCtrl, //
     },
-    interrupts::Interrupts, //
+    interrupts::Interrupts,
+    map::map, //
 };
 
 // ANCHOR: table
@@ -98,12 +100,18 @@ impl pci::Driver for RNvmeDriver {
         pin_init::pin_init_scope(move || {
             // Stage 08's probe, up to working I/O queues, then its first
             // real I/O through each.
+            let (bar, cap) = map(pdev)?;
+            // SAFETY: Nothing else allocates or maps DMA memory for this
+            // device while it probes, and no allocation exists yet.
+            unsafe { pdev.dma_set_mask_and_coherent(DmaMask::new::<64>())? };
+            let ctrl = Controller::new(pdev, bar, cap)?;
+            let vectors = io_queues::vectors_wanted();
+            // SAFETY: `irqs` goes into the driver data, which the driver
+            // core drops at unbind, or is dropped on an error.
+            let mut irqs = unsafe { Interrupts::new(pdev, vectors, ctrl.admin()) }?;
             let fault = module_parameters::fault.value();
-            // SAFETY: This is the driver's `probe`, and nothing mapped DMA memory
-            // for the device before; `irqs` goes into the driver data, which the
-            // driver core drops at unbind, or is dropped on an error.
-            let Probed { ctrl, irqs, id, io } =
-                unsafe { io_queues::probe(pdev, fault, BringUpTests::default()) }?;
+            let tests = BringUpTests::default();
+            let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, fault, tests)?;
             let reads = module_parameters::io_reads.value().clamp(1, 1000);
             io_queues::exercise(pdev, ctrl.admin(), &io, reads)?;
             // ANCHOR_END: probe

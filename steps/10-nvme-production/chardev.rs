@@ -49,7 +49,10 @@ use crate::{
         },
         controller::PAGE_SHIFT,
         ctrl::Controller,
-        prp, //
+        prp::{
+            self,
+            Prps, //
+        },
         queue::{
             AdminQueue,
             ADMIN_TIMEOUT, //
@@ -92,11 +95,15 @@ pub(crate) struct Passthrough {
     io: Arc<IoQueuePair>,
     block_size: u32,
     /// The DMA memory passthrough data goes through, with a PRP list that
-    /// describes all of it.
+    /// describes all of it ...
     buffer: Arc<CmdBuffer>,
-    /// Held while a command runs: one at a time, the others wait.
+    /// ... which a command's PRP fields point to.
+    prps: Prps,
+    /// The data on its way between user space and `buffer` (user copies
+    /// need a Rust slice; DMA memory is reached only by copies). Held while
+    /// a command runs: one at a time, the others wait.
     #[pin]
-    one_at_a_time: Mutex<()>,
+    staging: Mutex<KVVec<u8>>,
 }
 // ANCHOR_END: passthrough
 
@@ -114,6 +121,21 @@ impl Passthrough {
         let dev: &Device<Bound> = pdev.as_ref();
         let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
         let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
+        // Describe the whole buffer, once: whatever a command transfers
+        // stays inside it.
+        let mut claim = buffer.claim().ok_or(EBUSY)?;
+        let mut view = claim.view();
+        let mut list = KVec::from_elem(0u64, entries, GFP_KERNEL)?;
+        let prps = prp::describe(
+            view.data_address(),
+            BUFFER_SIZE as u32,
+            PAGE,
+            &mut list,
+            view.prp_list_address(),
+        )
+        .map_err(|_| EINVAL)?;
+        view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
+        drop(claim);
         Arc::pin_init(
             try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
@@ -121,7 +143,8 @@ impl Passthrough {
                 io: io.clone(),
                 block_size,
                 buffer,
-                one_at_a_time <- new_mutex!((), "rnvme_passthru"),
+                prps,
+                staging <- new_mutex!(KVVec::from_elem(0, BUFFER_SIZE, GFP_KERNEL)?, "rnvme_passthru"),
             }),
             GFP_KERNEL,
         )
@@ -178,28 +201,29 @@ impl Passthrough {
         target: Target,
         direction: Direction,
     ) -> Result<(u16, u32)> {
-        // TODO (exercise 2): one command at a time: hold `one_at_a_time`,
-        // then claim the buffer (`CmdBuffer::claim`; EBUSY if it cannot be:
-        // a command that used it timed out). Through the claim's `view` (an
-        // `unsafe fn`: its `// SAFETY:` says why no command uses the buffer
-        // while the view lives):
-        // copy a Write's data in from `c.addr` (or, for a Read, check now
-        // that the caller's buffer can be written), describe the whole
-        // buffer with `prp::describe`; build the `Command` from `c`, send it
+        // TODO (exercise 2): one command at a time: lock `staging` (the
+        // data's way between user space and the DMA buffer), then claim the
+        // buffer (`CmdBuffer::claim`; EBUSY if it cannot be: a command that
+        // used it timed out). Copy a Write's data in from `c.addr` (into
+        // `staging`, then `claim.view().write`), or, for a Read, check now
+        // that the caller's buffer can be written; build the `Command` from
+        // `c` with the buffer's PRPs (`self.prps`), send it
         // with `submit_any` to the admin queue or I/O queue 1 (`target`),
         // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
         // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
         // the controller may still use the buffer: `Claim::abandon` it; so
         // too for a command the driver cancelled (`Status::HOST_ABORTED`).
-        // Copy a Read's data out, and return the status and the result.
+        // Copy a Read's data out (`claim.view().read` into `staging`, then
+        // to `c.addr`), and return the status and the result.
         // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=10.
         let _ = (
             c,
             target,
             direction,
             MAX_TIMEOUT_MS,
-            &self.one_at_a_time,
+            &self.staging,
             &self.buffer,
+            self.prps,
         );
         Err(ENOSYS)
     }

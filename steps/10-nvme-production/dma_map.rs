@@ -133,30 +133,29 @@ impl Mapping {
     /// can describe the pieces, else an SGL (with its SGL segment).
     pub(crate) fn data_pointer(&self, view: &mut View<'_>) -> Result<Prps> {
         if self.prp_shape {
-            self.prps(view.prp_list, view.prp_list_address)
+            self.prps(view)
         } else {
-            self.sgl(view.sgl, view.sgl_address)
+            self.sgl(view)
         }
     }
 
     // ANCHOR: sgl
     /// An SGL: one Data Block descriptor (address, length) per piece. A
     /// single one goes into the command itself (its 16 bytes are PRP1 and
-    /// PRP2); more go into `list`, and the command holds a Last Segment
-    /// descriptor that points to it.
-    fn sgl(&self, list: &mut [[u64; 2]], list_addr: u64) -> Result<Prps> {
+    /// PRP2); more go into the tag's SGL segment, and the command holds a
+    /// Last Segment descriptor that points to it.
+    fn sgl(&self, view: &mut View<'_>) -> Result<Prps> {
         let descriptor = |addr: u64, len: u32, kind: u64| [addr, u64::from(len) | (kind << 60)];
         let pieces = &self.pieces[..self.count];
         let [prp1, prp2] = match pieces {
             [] => return Err(EINVAL),
             [(addr, len)] => descriptor(*addr, *len, SGL_DATA_BLOCK),
             _ => {
-                let list = list.get_mut(..pieces.len()).ok_or(EINVAL)?;
-                for (entry, &(addr, len)) in list.iter_mut().zip(pieces) {
-                    *entry = descriptor(addr, len, SGL_DATA_BLOCK);
+                for (i, &(addr, len)) in pieces.iter().enumerate() {
+                    view.set_sgl(i, descriptor(addr, len, SGL_DATA_BLOCK))?;
                 }
                 descriptor(
-                    list_addr,
+                    view.sgl_address(),
                     u32::try_from(pieces.len() * 16)?,
                     SGL_LAST_SEGMENT,
                 )
@@ -171,20 +170,19 @@ impl Mapping {
     // ANCHOR_END: sgl
 
     /// The PRPs of the mapping: PRP1 is the first piece; PRP2 the second,
-    /// or, for more, the bus address of `list` (at `list_addr`), which gets
+    /// or, for more, the bus address of the tag's PRP list, which gets
     /// every piece after the first.
-    fn prps(&self, list: &mut [u64], list_addr: u64) -> Result<Prps> {
+    fn prps(&self, view: &mut View<'_>) -> Result<Prps> {
         let pieces = &self.pieces[..self.count];
         let (&(prp1, _), rest) = pieces.split_first().ok_or(EINVAL)?;
         let prp2 = match rest {
             [] => 0,
             [(second, _)] => *second,
             _ => {
-                let list = list.get_mut(..rest.len()).ok_or(EINVAL)?;
-                for (entry, &(addr, _)) in list.iter_mut().zip(rest) {
-                    *entry = addr;
+                for (i, &(addr, _)) in rest.iter().enumerate() {
+                    view.set_prp(i, addr)?;
                 }
-                list_addr
+                view.prp_list_address()
             }
         };
         Ok(Prps {

@@ -2,7 +2,7 @@
 
 //! What the 7.3 `Request` abstraction does not offer yet, over the C
 //! `struct request`: its operation, position and size, its tag and
-//! hardware queue, copying its data to and from a buffer, and ending it
+//! hardware queue, copying its data to and from DMA memory, and ending it
 //! with an error. Every `unsafe` of the data path is in this file.
 //!
 //! Part of the kernel shim (`kshim::request`), from stage 09 on: it names
@@ -21,6 +21,7 @@ use kernel::{
         Operations,
         Request, //
     },
+    dma::Coherent,
     prelude::*,
     sync::aref::ARef, //
 };
@@ -152,31 +153,44 @@ pub(crate) fn for_each_page<T: Operations>(
     Ok(())
 }
 
-/// Copies the request's data into `buf` (for a Write). `EINVAL` if it does
-/// not fit.
-pub(crate) fn copy_to_slice<T: Operations>(rq: &Request<T>, buf: &mut [u8]) -> Result {
+/// Copies the request's data into `buf`, from its start (for a Write).
+/// `EINVAL` if it does not fit.
+pub(crate) fn copy_to_dma<T: Operations>(rq: &Request<T>, buf: &Coherent<[u8]>) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
-        let to = buf.get_mut(at..at + len).ok_or(EINVAL)?;
+        let to = dma_range(buf, at, len)?;
         // SAFETY: `piece` is mapped for `len` bytes (`for_each_piece`), and
-        // `to` is `len` bytes the `&mut` borrow gives this call alone.
-        unsafe { core::ptr::copy_nonoverlapping(piece, to.as_mut_ptr(), len) };
+        // `to` is `len` bytes of `buf` (`dma_range`). A `memcpy` into
+        // coherent memory is the kernel's volatile copy (what `Io`'s
+        // `copy_from_slice` uses): defined even if the device uses the
+        // memory meanwhile, and no Rust reference to it exists.
+        unsafe { bindings::memcpy(to.cast(), piece.cast(), len) };
         at += len;
         Ok(())
     })
 }
 
-/// Copies `buf` into the request's pages (for a Read). `EINVAL` if the
-/// request holds more than `buf`.
-pub(crate) fn copy_from_slice<T: Operations>(rq: &Request<T>, buf: &[u8]) -> Result {
+/// Copies `buf` into the request's pages, from its start (for a Read).
+/// `EINVAL` if the request holds more than `buf`.
+pub(crate) fn copy_from_dma<T: Operations>(rq: &Request<T>, buf: &Coherent<[u8]>) -> Result {
     let mut at = 0usize;
     for_each_piece(rq, |piece, len| {
-        let from = buf.get(at..at + len).ok_or(EINVAL)?;
-        // SAFETY: As in `copy_to_slice`, the other way round.
-        unsafe { core::ptr::copy_nonoverlapping(from.as_ptr(), piece, len) };
+        let from = dma_range(buf, at, len)?;
+        // SAFETY: As in `copy_to_dma`, the other way round; the request's
+        // pages are the driver's to write until it ends.
+        unsafe { bindings::memcpy(piece.cast(), from.cast(), len) };
         at += len;
         Ok(())
     })
+}
+
+/// Where `len` bytes from byte `at` of `buf` start, if they are inside it.
+fn dma_range(buf: &Coherent<[u8]>, at: usize, len: usize) -> Result<*mut u8> {
+    if at.checked_add(len).ok_or(EINVAL)? > buf.len() {
+        return Err(EINVAL);
+    }
+    // Within the allocation (checked above): pointer arithmetic only.
+    Ok(buf.as_mut_ptr().cast::<u8>().wrapping_add(at))
 }
 // ANCHOR_END: segments
 

@@ -4,12 +4,19 @@
 //! if asked for, an SGL segment; and the claim that makes it one command's.
 //!
 //! Each tag of the disk owns one for the life of the disk (stage 09), and
-//! the nvme-cli nodes share one (stage 10). `Coherent::as_mut` is unsafe
-//! because the CPU must not touch the memory twice at once, nor while the
-//! device does. The claim makes the first a type: only the holder of the
-//! one [`Claim`] reaches the memory, through `&mut`. The second only the
-//! driver knows (which command it sent, which completed): `Claim::view`
-//! stays `unsafe`, and each caller says why no command is in flight.
+//! the nvme-cli nodes share one (stage 10). Two rules keep it right:
+//!
+//! - One command at a time: two commands with one buffer would mix their
+//!   data. Only the holder of the one [`Claim`] reaches the memory, and a
+//!   claim whose command may still be carried out is abandoned, never
+//!   given back ([`Claim::abandon`]).
+//! - The CPU never holds a Rust reference (`&mut [u8]`) into the memory,
+//!   which the controller may write behind its back (`Coherent::as_mut` is
+//!   unsafe for that reason): it copies in and out with the I/O accessors
+//!   (`io_project!`, `Io::copy_from_slice`), volatile copies that are
+//!   defined even if the device races with them, as the kernel's own
+//!   `dma_read!`-style accessors are. So a wrong claim is a wrong answer,
+//!   never undefined behaviour, and [`Claim::view`] needs no `unsafe`.
 //!
 //! Part of the NVMe library (`nvme::cmd_buffer`), from stage 09 on.
 //!
@@ -25,6 +32,11 @@ use kernel::{
     dma::{
         Coherent,
         DmaAddress, //
+    },
+    io::{
+        io_project,
+        io_write,
+        Io, //
     },
     prelude::*,
     sync::{
@@ -53,22 +65,71 @@ pub(crate) struct CmdBuffer {
 }
 // ANCHOR_END: cmd_buffer
 
-/// What the holder of a claim sees: the memory, and the bus addresses the
-/// controller is given.
+// ANCHOR: view
+/// What the holder of a claim reaches: the memory, through copies, and its
+/// bus addresses, for the command.
 pub(crate) struct View<'a> {
-    /// The data, for the CPU.
-    pub(crate) data: &'a mut [u8],
-    /// Where the controller finds `data`.
-    pub(crate) data_address: DmaAddress,
-    /// The PRP list, for the CPU to fill.
-    pub(crate) prp_list: &'a mut [u64],
-    /// Where the controller finds `prp_list`.
-    pub(crate) prp_list_address: DmaAddress,
-    /// The SGL segment (empty if none was asked for).
-    pub(crate) sgl: &'a mut [[u64; 2]],
-    /// Where the controller finds `sgl`.
-    pub(crate) sgl_address: DmaAddress,
+    buffer: &'a CmdBuffer,
 }
+
+impl View<'_> {
+    /// Where the controller finds the data.
+    pub(crate) fn data_address(&self) -> DmaAddress {
+        self.buffer.data.dma_address()
+    }
+
+    /// Where the controller finds the PRP list.
+    pub(crate) fn prp_list_address(&self) -> DmaAddress {
+        self.buffer.prp_list.dma_address()
+    }
+
+    /// Where the controller finds the SGL segment (0: none was asked for).
+    pub(crate) fn sgl_address(&self) -> DmaAddress {
+        self.buffer.sgl.as_ref().map_or(0, |s| s.dma_address())
+    }
+
+    /// The data, for copies that the I/O accessors make (the kernel shim's
+    /// request copies).
+    pub(crate) fn data(&mut self) -> &Coherent<[u8]> {
+        &self.buffer.data
+    }
+
+    /// Copies `src` into the data, from byte `at`.
+    pub(crate) fn write(&mut self, at: usize, src: &[u8]) -> Result {
+        let end = at.checked_add(src.len()).ok_or(EINVAL)?;
+        io_project!(&self.buffer.data, [try: at..end]).copy_from_slice(src);
+        Ok(())
+    }
+
+    /// Copies the data from byte `at` into `dst`.
+    pub(crate) fn read(&self, at: usize, dst: &mut [u8]) -> Result {
+        let end = at.checked_add(dst.len()).ok_or(EINVAL)?;
+        io_project!(&self.buffer.data, [try: at..end]).copy_to_slice(dst);
+        Ok(())
+    }
+
+    /// Sets entry `i` of the PRP list.
+    pub(crate) fn set_prp(&mut self, i: usize, entry: u64) -> Result {
+        io_write!(&self.buffer.prp_list, [try: i], entry);
+        Ok(())
+    }
+
+    /// Writes `entries` at the start of the PRP list.
+    pub(crate) fn write_prp_list(&mut self, entries: &[u64]) -> Result {
+        for (i, &entry) in entries.iter().enumerate() {
+            self.set_prp(i, entry)?;
+        }
+        Ok(())
+    }
+
+    /// Sets descriptor `i` of the SGL segment.
+    pub(crate) fn set_sgl(&mut self, i: usize, descriptor: [u64; 2]) -> Result {
+        let sgl = self.buffer.sgl.as_ref().ok_or(EINVAL)?;
+        io_project!(sgl, [try: i]).copy_write(descriptor);
+        Ok(())
+    }
+}
+// ANCHOR_END: view
 
 impl CmdBuffer {
     /// `bytes` of data, a PRP list of `prp_entries` (at least one) and an
@@ -134,37 +195,12 @@ impl Claim {
         self.buffer.len()
     }
 
-    // ANCHOR: view
-    /// The memory, for the CPU, and its bus addresses, for a command.
-    ///
-    /// # Safety
-    ///
-    /// No command that uses this buffer's bus addresses is in flight while
-    /// the `View` lives: the controller neither reads nor writes the memory
-    /// meanwhile. (A command built from the view is sent after it ends; a
-    /// command that may still be carried out gets its claim abandoned.)
-    pub(crate) unsafe fn view(&mut self) -> View<'_> {
-        let b = &*self.buffer;
-        let (sgl, sgl_address) = match &b.sgl {
-            // SAFETY: As for `data` below.
-            Some(s) => (unsafe { s.as_mut() }, s.dma_address()),
-            None => (&mut [][..], 0),
-        };
+    /// The memory and its bus addresses, for the holder of the claim.
+    pub(crate) fn view(&mut self) -> View<'_> {
         View {
-            // SAFETY: This claim is the only one (type invariants), and the
-            // `&mut self` borrow makes the slices its holder's alone for
-            // their lifetime; the controller does not use the memory while
-            // they live (the caller's promise).
-            data: unsafe { b.data.as_mut() },
-            data_address: b.data.dma_address(),
-            // SAFETY: As for `data`.
-            prp_list: unsafe { b.prp_list.as_mut() },
-            prp_list_address: b.prp_list.dma_address(),
-            sgl,
-            sgl_address,
+            buffer: &self.buffer,
         }
     }
-    // ANCHOR_END: view
 
     /// A command that used the buffer timed out and may still be carried
     /// out: the buffer stays claimed, so no later command gets it; its
