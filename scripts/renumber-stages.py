@@ -1,0 +1,148 @@
+#!/usr/bin/env python3
+"""For maintainers: make room for a new stage by moving every stage from
+NN on one number up, everywhere the repository names a stage by number.
+
+    scripts/renumber-stages.py --from 09 [--by 1] [--dry-run]
+
+moves the folders and files named after the stages (solutions/NN-x,
+steps/NN-x, tests/NN-x, book/src/NN-x.md, book/src/generated/NN-*,
+book/src/transcripts/*-NN-*) with `git mv`, then rewrites, in every file
+git tracks, what names a stage by its number:
+
+- a stage's folder name, `NN-slug` (`09-blk-mq`), wherever it appears;
+- `stage NN`, `chapter NN`, `Stage NN`, `stages NN to MM`, `stages NN,
+  MM and KK`, `stages NN-MM` (every number of the list);
+- `STEP=NN`, `check-NN-`, `estimate NN`-style script arguments are left
+  to the list this prints at the end.
+
+One pass with a mapping function, so 09 -> 10 and 10 -> 11 never collide.
+What it cannot know (bare numbers in scripts, "the last NVMe stage" in
+prose) it lists afterwards: `grep` the printed patterns and fix by hand.
+The new stage's own folder is yours to create after it.
+"""
+
+import argparse
+import os
+import re
+import subprocess
+import sys
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+
+# Words after which a number (or a list of numbers) names stages.
+WORDS = r"(?:[Ss]tages?|[Cc]hapters?|STEP=|step |steps |check-|--check |make check STEP=)"
+
+
+def stages():
+    """{number: slug} of the stages that exist."""
+    out = {}
+    for name in os.listdir(os.path.join(ROOT, "solutions")):
+        m = re.fullmatch(r"(\d\d)-([a-z0-9-]+)", name)
+        if m:
+            out[int(m.group(1))] = m.group(2)
+    return out
+
+
+def tracked():
+    r = subprocess.run(["git", "ls-files", "-z"], cwd=ROOT, capture_output=True, check=True)
+    return [p for p in r.stdout.decode().split("\0") if p]
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--from", dest="start", required=True, help="first stage to move (NN)")
+    ap.add_argument("--by", type=int, default=1, help="how many numbers up (default 1)")
+    ap.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
+    args = ap.parse_args()
+    start, by = int(args.start), args.by
+    known = stages()
+    if start not in known:
+        sys.exit(f"no stage {start:02d} in solutions/")
+    last = max(known)
+
+    def new(n):
+        return n + by if start <= n <= last else n
+
+    slugs = "|".join(sorted((re.escape(s) for s in known.values()), key=len, reverse=True))
+    folder = re.compile(r"\b(\d\d)-(" + slugs + r")\b")
+    # A list of stage numbers after a word that names stages: "stages 08 to
+    # 10", "stage 09's", "stages 04, 05, 06 and 07", "stages 14-16".
+    numlist = re.compile(r"(" + WORDS + r")(\d\d(?:(?:, | and | to | or |-|–)\d\d)*)\b")
+
+    def fix_folder(m):
+        n = int(m.group(1))
+        if known.get(n) != m.group(2):
+            return m.group(0)
+        return f"{new(n):02d}-{m.group(2)}"
+
+    def fix_list(m):
+        nums = re.sub(r"\d\d", lambda d: f"{new(int(d.group(0))):02d}", m.group(2))
+        return m.group(1) + nums
+
+    changed = []
+    for path in tracked():
+        full = os.path.join(ROOT, path)
+        if os.path.islink(full) or not os.path.isfile(full):
+            continue
+        try:
+            text = open(full, encoding="utf-8").read()
+        except (UnicodeDecodeError, IsADirectoryError):
+            continue
+        out = numlist.sub(fix_list, folder.sub(fix_folder, text))
+        if out != text:
+            changed.append(path)
+            if not args.dry_run:
+                with open(full, "w", encoding="utf-8") as f:
+                    f.write(out)
+
+    # The files and folders named after stages, highest first so that a
+    # move never lands on a name still in use.
+    moves = []
+    names = set()
+    for path in tracked():
+        bits = path.split("/")
+        for i, b in enumerate(bits):
+            m = re.fullmatch(r"(\d\d)-(" + slugs + r")(\.md)?", b)
+            if m and known.get(int(m.group(1))) == m.group(2):
+                names.add("/".join(bits[: i + 1]))
+                break
+            m = re.fullmatch(r"(\d\d)-(changes|estimate|unsafe)\.md", b)
+            if m and bits[i - 1] == "generated":
+                names.add("/".join(bits[: i + 1]))
+                break
+            m = re.fullmatch(r"(check|build)-(\d\d)(-.*)", b)
+            if m and bits[i - 1] == "transcripts":
+                names.add("/".join(bits[: i + 1]))
+                break
+
+    def renamed(p):
+        head, base = os.path.split(p)
+        m = re.fullmatch(r"(\d\d)(-.*)", base)
+        if m:
+            return os.path.join(head, f"{new(int(m.group(1))):02d}{m.group(2)}")
+        m = re.fullmatch(r"(check|build)-(\d\d)(-.*)", base)
+        return os.path.join(head, f"{m.group(1)}-{new(int(m.group(2))):02d}{m.group(3)}")
+
+    def number(p):
+        base = os.path.basename(p)
+        return int(re.search(r"\d\d", base).group(0))
+
+    for p in sorted(names, key=number, reverse=True):
+        q = renamed(p)
+        if q != p:
+            moves.append((p, q))
+    for p, q in moves:
+        print(f"git mv {p} {q}")
+        if not args.dry_run:
+            subprocess.run(["git", "mv", p, q], cwd=ROOT, check=True)
+    print(f"{len(changed)} files rewritten, {len(moves)} moved", file=sys.stderr)
+    print(
+        "now look for what names a stage without these words, e.g.:\n"
+        "  git grep -nE '\\b(for (n|s) in|BESIDE_ANSWERS|STAGES)\\b'\n"
+        "  git grep -nE '\\b[0-9]{2}(-| to )[0-9]{2}\\b' -- book scripts tests Makefile README.md",
+        file=sys.stderr,
+    )
+
+
+if __name__ == "__main__":
+    main()
