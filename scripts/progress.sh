@@ -16,10 +16,11 @@
 # It only reads files and asks git: no build, no VM, under a second. With
 # --build it also compiles every stage you changed since its last check
 # (on the fast kernel, if it is built), and runs the host-only stages'
-# tests (stage 14: about a minute), recording their result like make check.
+# tests (stage 15: about a minute), recording their result like make check.
 # It ends with "next: make check STEP=NN": the first stage not passed, in
-# track order (01-03, then the NVMe track 04-10 and the 9P track 11-16,
-# both named while both are open).
+# track order (the first steps, then the NVMe track and the 9P track, both
+# named while both are open: a stage's track is the part of the book,
+# book/src/SUMMARY.md, its chapter is in).
 #
 # scripts/test.sh --learner (make check) records each result here:
 #   progress.sh --begin STAGE...           before it builds: the content of
@@ -106,6 +107,11 @@ todos_left() {
 		grep -qF -- "$text" "$REPO/steps/$1/$file" 2>/dev/null && left=$((left + 1))
 	done < <(todo_markers "$1")
 	[ "$total" = 0 ] || echo "$left $total"
+}
+
+# The heading of the part of book/src/SUMMARY.md that lists stage $1.
+part_of() {
+	awk -v f="($1.md)" '/^# /{p=$0} index($0,f){print p; exit}' "$REPO/book/src/SUMMARY.md"
 }
 
 # The git view of steps/, once: the stages with changes, tracked or not.
@@ -206,21 +212,19 @@ report() {
 		fi
 		printf '%-20s %s\n' "$s" "$text"
 		[ "$state" = passed ] && continue
-		n=$((10#${s%%-*}))
-		if [ "$n" -le 3 ]; then
-			[ -n "$first_steps" ] || first_steps=${s%%-*}
-		elif [ "$n" -le 10 ]; then
-			[ -n "$nvme" ] || nvme=${s%%-*}
-		else
-			[ -n "$p9" ] || p9=${s%%-*}
-		fi
+		# The track: the part of the book the stage's chapter is in.
+		case $(part_of "$s") in
+		*NVMe*) [ -n "$nvme" ] || nvme=${s%%-*} ;;
+		*9P*) [ -n "$p9" ] || p9=${s%%-*} ;;
+		*) [ -n "$first_steps" ] || first_steps=${s%%-*} ;;
+		esac
 	done
 	echo
 	if [ -n "$first_steps" ]; then
 		next "$first_steps"
 	elif [ -n "$nvme" ] && [ -n "$p9" ]; then
-		next "$nvme" " (the NVMe track, 04-10)"
-		next "$p9" " (the 9P track, 11-16)"
+		next "$nvme" " (the NVMe track)"
+		next "$p9" " (the 9P track)"
 	elif [ -n "$nvme$p9" ]; then
 		next "$nvme$p9"
 	else

@@ -9,7 +9,8 @@ steps/NN-x, tests/NN-x, book/src/NN-x.md, book/src/generated/NN-*,
 book/src/transcripts/*-NN-*) with `git mv`, then rewrites, in every file
 git tracks, what names a stage by its number:
 
-- a stage's folder name, `NN-slug` (`09-blk-mq`), wherever it appears;
+- a stage's folder name, `NN-slug` (`09-blk-mq`), wherever it appears,
+  and a chapter's title, `NN slug`;
 - `stage NN`, `chapter NN`, `Stage NN`, `stages NN to MM`, `stages NN,
   MM and KK`, `stages NN-MM` (every number of the list);
 - `STEP=NN`, `check-NN-`, `estimate NN`-style script arguments are left
@@ -30,7 +31,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Words after which a number (or a list of numbers) names stages.
-WORDS = r"(?:[Ss]tages?|[Cc]hapters?|STEP=|step |steps |check-|--check |make check STEP=)"
+WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |STEP=|check-|--check )"
 
 
 def stages():
@@ -64,16 +65,17 @@ def main():
         return n + by if start <= n <= last else n
 
     slugs = "|".join(sorted((re.escape(s) for s in known.values()), key=len, reverse=True))
-    folder = re.compile(r"\b(\d\d)-(" + slugs + r")\b")
+    # "09-blk-mq" (a folder) and "09 blk-mq" (a chapter's title).
+    folder = re.compile(r"\b(\d\d)([- ])(" + slugs + r")\b")
     # A list of stage numbers after a word that names stages: "stages 08 to
     # 10", "stage 09's", "stages 04, 05, 06 and 07", "stages 14-16".
     numlist = re.compile(r"(" + WORDS + r")(\d\d(?:(?:, | and | to | or |-|–)\d\d)*)\b")
 
     def fix_folder(m):
         n = int(m.group(1))
-        if known.get(n) != m.group(2):
+        if known.get(n) != m.group(3):
             return m.group(0)
-        return f"{new(n):02d}-{m.group(2)}"
+        return f"{new(n):02d}{m.group(2)}{m.group(3)}"
 
     def fix_list(m):
         nums = re.sub(r"\d\d", lambda d: f"{new(int(d.group(0))):02d}", m.group(2))

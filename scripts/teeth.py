@@ -36,15 +36,15 @@ Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
 
-Stages tested on the host (VM=no in stage.env, stage 14): each variant is
+Stages tested on the host (VM=no in stage.env, stage 15): each variant is
 tested by tests/host's cargo tests (filter p9) in a copy of the repository's
 layout (build/teeth/host/ws/: tests/host and a solutions/ of links, the
 stage's folder the variant's), since host-test.sh only takes steps|solutions.
-Stage 09's after-vm.sh checks (image stamp, prp host tests) are run for the
-solution only: its test writes every non-solution tree's stamp at the same
-offset, and host-test.sh cannot take a variant tree; a variant that changes
-prp.rs gets the prp host tests (filter nvme_prp) in such a copy instead,
-counted as more checks.
+The after-vm.sh checks (stage 09's prp host tests, stage 10's image stamp)
+are run for the solution only: stage 10's test writes every non-solution
+tree's stamp at the same offset, and host-test.sh cannot take a variant
+tree; a variant that changes prp.rs gets the prp host tests (filter
+nvme_prp) in such a copy instead, counted as more checks.
 
 Logs: build/teeth/logs/NN-name.vm.log (the boots), .build.log (compiler
 output of the variants that failed), .details (each variant's failed checks).
@@ -555,15 +555,15 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stage 14 has no other test; stage 09's
-# after-vm.sh runs its prp tests (on the solution: see run_vm); stage 10's
-# passthru.rs and stage 16's passwd.rs/group.rs are core-only files whose
+# that changes one of those files. Stage 15 has no other test; stage 09's
+# after-vm.sh runs its prp tests (on the solution: see run_vm); stage 11's
+# passthru.rs and stage 17's passwd.rs/group.rs are core-only files whose
 # rules the host tests check one by one (the VM test only samples them).
 HOST_TESTS = {
-    "14-9p-protocol": ("p9", None),
-    "09-blk-mq": ("nvme_prp", {"prp.rs"}),
-    "10-nvme-production": ("nvme_passthru", {"passthru.rs"}),
-    "16-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
+    "15-9p-protocol": ("p9", None),
+    "09-prp-lists": ("nvme_prp", {"prp.rs"}),
+    "11-nvme-production": ("nvme_passthru", {"passthru.rs"}),
+    "17-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
 }
 
 
@@ -775,7 +775,7 @@ def main():
                 log = os.path.join(LOGS, f"{stage}.vm.log")
                 if stage_env(stage, "TEETH_BOOTS") == "each":
                     # A variant that writes wrong data spoils the disk for
-                    # the trees after it (stage 09 checks a pattern the host
+                    # the trees after it (stage 10 checks a pattern the host
                     # put in the image before the boot): a boot per tree.
                     boots = run_vm(stage, ["solutions"], log)
                     for v in runnable:

@@ -84,7 +84,7 @@ impl<P: Pending> QueuePair<P> {
                 Some(slot) if matches!(slot, Slot::Waiting) => *slot = Slot::Done(cqe),
                 // Its submitter gave up: the identifier is free again now.
                 Some(slot) if matches!(slot, Slot::Abandoned) => *slot = Slot::Free,
-                // A block request's (stage 09): the handler finishes it
+                // A block request's (stage 10): the handler finishes it
                 // once the lock is dropped.
                 Some(Slot::Request(..)) => rings.finish_later(cqe),
                 // An answer to a command nobody sent: nothing to hand over.

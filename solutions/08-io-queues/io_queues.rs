@@ -2,7 +2,7 @@
 
 //! I/O queues: how many the controller grants, which interrupt vector each
 //! uses, creating and deleting them, and a first real Read and Write
-//! through each one; and `start`, as stages 08 to 10 start the controller:
+//! through each one; and `start`, as stages 08 to 11 start the controller:
 //! up to working I/O queues.
 
 use kernel::{
@@ -34,6 +34,11 @@ use crate::{
             IDENTIFY_SIZE, //
         },
         interrupts::Interrupts,
+        pattern::{
+            is_pattern,
+            PATTERN_BLOCK,
+            PATTERN_BLOCKS, //
+        },
         queue::{
             AdminQueue,
             Pending,
@@ -47,15 +52,10 @@ use crate::{
 /// Entries in each I/O queue.
 pub(crate) const IO_DEPTH: u16 = 32;
 
-/// The pattern the VM runner writes into the first MiB of every namespace
-/// before boot: 512-byte block `b` holds "rkw-lba-%08d" (b), 32 times.
-const PATTERN_BLOCK: usize = 512;
-const PATTERN_BLOCKS: u64 = 2048;
-
 /// An I/O queue pair and the interrupt vector its completions arrive on.
 /// `P` is what its commands carry: nothing in stage 08
 /// ([`NoRequests`](crate::nvme::queue::NoRequests)), the disk's requests
-/// from stage 09 on.
+/// from stage 10 on.
 pub(crate) struct IoQueue<P: Pending> {
     pub(crate) queue: Arc<QueuePair<P>>,
     pub(crate) vector: u32,
@@ -68,7 +68,7 @@ pub(crate) fn vectors_wanted() -> u32 {
     cpu::nr_cpu_ids().saturating_add(1)
 }
 
-/// Starts the controller up to working I/O queues, as stages 08 to 10 do
+/// Starts the controller up to working I/O queues, as stages 08 to 11 do
 /// once their `probe` has made `ctrl` (reset, admin queue allocated) and
 /// `irqs` (the admin queue's handler on vector 0): the controller started
 /// and identified, then one I/O queue pair per CPU, as many as the
@@ -262,17 +262,6 @@ fn rw(opcode: u8, lba: u64, prp1: u64) -> Command {
         cdw: [lba as u32, (lba >> 32) as u32, 0, 0, 0, 0],
         ..Command::default()
     }
-}
-
-/// Whether `block` (of `PATTERN_BLOCK` bytes) is pattern block `n`.
-fn is_pattern(block: &[u8], n: u64) -> bool {
-    let mut unit = *b"rkw-lba-00000000";
-    let mut v = n;
-    for digit in unit[8..].iter_mut().rev() {
-        *digit = b'0' + (v % 10) as u8;
-        v /= 10;
-    }
-    block.chunks(unit.len()).all(|c| c == unit)
 }
 
 // ANCHOR: exercise

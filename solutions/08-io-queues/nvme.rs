@@ -33,6 +33,8 @@ pub(crate) mod interrupts;
 pub(crate) mod irq_handler;
 #[path = "../../solutions/04-pci-probe/map.rs"]
 pub(crate) mod map;
+#[path = "../../solutions/lib/nvme/pattern.rs"]
+pub(crate) mod pattern;
 #[path = "../../solutions/lib/nvme/queue.rs"]
 pub(crate) mod queue;
 #[path = "../../solutions/lib/nvme/registers.rs"]

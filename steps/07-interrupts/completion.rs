@@ -70,7 +70,7 @@ impl<P: Pending> QueuePair<P> {
         //    SQ (`rings.sq.consumed_up_to(cqe.sq_head)`), count it, and hand
         //    it over by its identifier (`rings.slot(cqe.cid)`): a `Waiting`
         //    slot becomes `Slot::Done(cqe)`, an `Abandoned` one `Free`, and a
-        //    block request's (`Slot::Request`, from stage 09 on) goes to
+        //    block request's (`Slot::Request`, from stage 10 on) goes to
         //    `rings.finish_later(cqe)`;
         // 3. if there were any: ring the CQ head doorbell with the new head
         //    (`self.ring_doorbell(rings.cq.head(), self.cq_doorbell)`; the

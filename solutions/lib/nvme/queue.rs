@@ -12,7 +12,7 @@
 //! that sleep and reap (`completion.rs`).
 //!
 //! A queue also carries commands nobody sleeps on: a block request's
-//! (stage 09). What such a command carries is the queue's parameter `P`
+//! (stage 10). What such a command carries is the queue's parameter `P`
 //! ([`Pending`]): the admin queue carries none ([`NoRequests`]), the disk's
 //! I/O queues carry its in-flight requests. `issue` submits one with its
 //! tag as identifier, and the handler takes each finished one
@@ -20,7 +20,7 @@
 //! the lock. The queue knows nothing else of them: no two of the library's
 //! files and the disk import each other.
 //!
-//! A command the controller never answers must not hang anyone (stage 10).
+//! A command the controller never answers must not hang anyone (stage 11).
 //! Each request's slot remembers when it was issued, so a watchdog can find
 //! the oldest (`oldest_request`); and when the controller is given up (a
 //! timeout it would not abort, or the device is gone), `cancel_next` hands
@@ -390,7 +390,7 @@ impl<P: Pending> QueuePair<P> {
 
     /// [`QueuePair::issue`], but with `ring` false the doorbell is not
     /// rung: more commands follow, and the last one (or
-    /// [`QueuePair::commit`]) rings once for all (stage 10).
+    /// [`QueuePair::commit`]) rings once for all (stage 11).
     pub(crate) fn issue_batched(
         &self,
         tag: u16,

@@ -1,9 +1,9 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
 //! 02's parameter checks (`params_*`), the NVMe library's CAP decoding,
 //! commands, rings and Identify data, and stage 09's PRP lists and I/O
-//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 10's
-//! passthrough ioctls (`nvme_passthru_*`), stage 12's task state machine
-//! (`exec_*`), stage 14's 9P codec (`p9_*`), and stage 16's passwd and
+//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 11's
+//! passthrough ioctls (`nvme_passthru_*`), stage 13's task state machine
+//! (`exec_*`), stage 15's 9P codec (`p9_*`), and stage 17's passwd and
 //! group files (`r9p_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
@@ -19,7 +19,7 @@
 //! for its modules. A skeleton's exercise file stands in for the solution's
 //! with `RKW_TREE=steps` (stage 04's `cap.rs`, 06's `ring.rs`, 09's `prp.rs`).
 //!
-//! Stage 10's `nvme_passthru` is, likewise, the `passthru.rs` its `rnvme.rs`
+//! Stage 11's `nvme_passthru` is, likewise, the `passthru.rs` its `rnvme.rs`
 //! includes.
 
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
