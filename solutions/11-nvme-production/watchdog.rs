@@ -34,17 +34,14 @@ use kernel::{
 };
 
 use crate::{
-    dma_map::{
-        IoQueuePair,
-        IoRequest, //
-    }, //
     io_queues::IoQueue,
     kshim::owned_queue::OwnedQueue,
     nvme::{
         command::Command,
         queue::{
             AdminQueue,
-            Pending, //
+            Pending,
+            QueuePair, //
         }, //
     },
 };
@@ -61,10 +58,10 @@ struct Aborted {
 }
 
 /// What the watchdog works on, shared with its work item.
-struct Watched {
+struct Watched<P: Pending> {
     dev: ARef<Device>,
     admin: Arc<AdminQueue>,
-    io: KVec<Arc<IoQueuePair>>,
+    io: KVec<Arc<QueuePair<P>>>,
     timeout: Delta,
     /// Set by `stop`: the work item returns at its next look.
     stop: Atomic<bool>,
@@ -75,20 +72,20 @@ struct Watched {
 // ANCHOR: watchdog
 /// The watchdog of one controller. Dropping it stops it and waits for its
 /// work item to return.
-pub(crate) struct Watchdog {
-    watched: Arc<Watched>,
+pub(crate) struct Watchdog<P: Pending> {
+    watched: Arc<Watched<P>>,
     /// Dropped last: destroying the workqueue waits for the work item.
     wq: OwnedQueue,
 }
 
-impl Watchdog {
+impl<P: Pending> Watchdog<P> {
     /// Starts watching the I/O queues `io` with a timeout of `timeout`.
     pub(crate) fn start(
         dev: &Device,
         admin: &Arc<AdminQueue>,
-        io: &[IoQueue<IoRequest>],
+        io: &[IoQueue<P>],
         timeout: Delta,
-    ) -> Result<Watchdog> {
+    ) -> Result<Watchdog<P>> {
         let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
         for q in io {
             queues.push(q.queue.clone(), GFP_KERNEL)?;
@@ -123,14 +120,14 @@ impl Watchdog {
     }
 }
 
-impl Drop for Watchdog {
+impl<P: Pending> Drop for Watchdog<P> {
     fn drop(&mut self) {
         self.stop();
     }
 }
 // ANCHOR_END: watchdog
 
-impl Watched {
+impl<P: Pending> Watched<P> {
     /// The work item: looks four times per timeout (at most once every 2
     /// seconds, at least every 10 ms) until stopped.
     fn run(&self) {

@@ -33,7 +33,6 @@ use kernel::{
 };
 
 use crate::{
-    dma_map::IoQueuePair, //
     kshim::{
         cred,
         misc_node::{
@@ -55,6 +54,8 @@ use crate::{
         },
         queue::{
             AdminQueue,
+            Pending,
+            QueuePair,
             ADMIN_TIMEOUT, //
         },
     },
@@ -89,10 +90,10 @@ const NS_NAMES: [&CStr; 8] = [
 /// by the nodes and every open file, so it outlives an unbind while a file
 /// is open (then the queues are dead and every ioctl fails).
 #[pin_data]
-pub(crate) struct Passthrough {
+pub(crate) struct Passthrough<P: Pending> {
     dev: ARef<Device>,
     admin: Arc<AdminQueue>,
-    io: Arc<IoQueuePair>,
+    io: Arc<QueuePair<P>>,
     block_size: u32,
     /// The DMA memory passthrough data goes through, with a PRP list that
     /// describes all of it ...
@@ -107,13 +108,14 @@ pub(crate) struct Passthrough {
 }
 // ANCHOR_END: passthrough
 
-impl Passthrough {
-    /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1.
+impl<P: Pending> Passthrough<P> {
+    /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1
+    /// (`io`, whose commands carry `P` for the disk).
     pub(crate) fn new(
         pdev: &pci::Device<Core<'_>>,
         ctrl: &Controller,
-        io: &Arc<IoQueuePair>,
-    ) -> Result<Arc<Passthrough>> {
+        io: &Arc<QueuePair<P>>,
+    ) -> Result<Arc<Passthrough<P>>> {
         let block_size = ctrl
             .identify_namespace(pdev, NSID)?
             .block_size()
@@ -235,17 +237,20 @@ impl Passthrough {
 /// to its `Passthrough`. Registered last, so an `open` that comes at once
 /// finds everything in place.
 #[pin_data]
-pub(crate) struct Nodes {
+pub(crate) struct Nodes<P: Pending> {
     #[pin]
-    ctrl_node: Node<CtrlNode>,
+    ctrl_node: Node<CtrlNode<P>>,
     #[pin]
-    ns_node: Node<NsNode>,
+    ns_node: Node<NsNode<P>>,
 }
 
-impl Nodes {
+impl<P: Pending> Nodes<P> {
     /// `/dev/rnvmeN` and `/dev/rngNn1` for controller `number`; there are
     /// names for 8 controllers.
-    pub(crate) fn new(ctrl: Arc<Passthrough>, number: u32) -> Result<impl PinInit<Nodes, Error>> {
+    pub(crate) fn new(
+        ctrl: Arc<Passthrough<P>>,
+        number: u32,
+    ) -> Result<impl PinInit<Nodes<P>, Error>> {
         let i = number as usize;
         let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
             return Err(ENOSPC);
@@ -260,18 +265,18 @@ impl Nodes {
 }
 
 /// The controller node, `/dev/rnvmeN`.
-pub(crate) struct CtrlNode(Arc<Passthrough>);
+pub(crate) struct CtrlNode<P: Pending>(Arc<Passthrough<P>>);
 
 /// The namespace node, `/dev/rngNn1`.
-pub(crate) struct NsNode(Arc<Passthrough>);
+pub(crate) struct NsNode<P: Pending>(Arc<Passthrough<P>>);
 
-impl NodeOps for CtrlNode {
+impl<P: Pending> NodeOps for CtrlNode<P> {
     fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
         this.0.ioctl(cmd, arg, false)
     }
 }
 
-impl NodeOps for NsNode {
+impl<P: Pending> NodeOps for NsNode<P> {
     fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
         this.0.ioctl(cmd, arg, true)
     }

@@ -49,8 +49,7 @@ use crate::{
         cmd_buffer::View,
         command::nvm_opc,
         identify::IdCtrl,
-        prp::Prps,
-        queue::QueuePair, //
+        prp::Prps, //
     }, //
 };
 
@@ -206,8 +205,6 @@ impl Drop for Mapping {
 
 /// A block request in flight on an I/O queue.
 pub(crate) type IoRequest = InFlight<ZeroCopy>;
-/// An I/O queue of the disk: its commands carry the disk's requests.
-pub(crate) type IoQueuePair = QueuePair<IoRequest>;
 
 // ANCHOR: zero_copy
 /// Zero copy, as the module parameters allow, and what it did.

@@ -105,10 +105,10 @@ struct RNvme<'b> {
     /// `/dev/rnvmeX` and `/dev/rngXn1`: dropped first, so no new file
     /// opens them (open files keep their `Passthrough`).
     #[pin]
-    nodes: Nodes,
+    nodes: Nodes<IoRequest>,
     /// Watches the requests in flight: stopped by `unbind` after the disk
     /// is gone.
-    watchdog: Watchdog,
+    watchdog: Watchdog<IoRequest>,
     /// The disk: deleted by `unbind` (which waits for its requests) before
     /// the I/O queues are.
     #[pin]
