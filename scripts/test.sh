@@ -1,8 +1,9 @@
 #!/bin/bash
 # make test [STEP=NN]: for every stage, the skeleton differs from the solution
 #   only in its exercises and no Rust file is a copy of another
-#   (check-skeletons.py), and no two files import each other
-#   (check-modules.py); (a) the solution builds warning-
+#   (check-skeletons.py), no two files import each other
+#   (check-modules.py), every kernel log line a test requires is in the
+#   stage's skeleton or chapter (check-log-lines.py); (a) the solution builds warning-
 #   and clippy-free and passes its test, (b) the skeleton builds and FAILS the
 #   same test; then the host tests and the book. One line per check, then
 #   "N passed, N failed"; exit status 1 on any failure. Solutions run on the
@@ -311,6 +312,12 @@ if [ -z "$LEARNER" ]; then
 		ok "module graphs: $(tail -1 <<<"$out")"
 	else
 		notok "module graphs: no two files import each other, a shared file means the same everywhere" "$out"
+	fi
+	# shellcheck disable=SC2086 # one argument per stage
+	if out=$("$REPO/scripts/check-log-lines.py" $STAGES 2>&1); then
+		ok "log lines: $(tail -1 <<<"$out" | sed 's/^check-log-lines: //')"
+	else
+		notok "log lines: every line a test requires is in a skeleton or a chapter" "$out"
 	fi
 fi
 for stage in $STAGES; do
