@@ -8,8 +8,8 @@
 //! How to run: `make run STEP=10`, then `lsblk`, `mkfs.ext4 /dev/rnvme0n1`
 //! or `fio` in the VM.
 //!
-//! Check your work with `make check STEP=10` (the exercises: `describe` in
-//! `prp.rs`, `Disk::queue_rq` and `InFlight::finish` in `disk.rs`).
+//! Check your work with `make check STEP=10` (the exercises:
+//! `Disk::queue_rq` and `InFlight::finish` in `disk.rs`).
 
 use kernel::{
     device::Core,

@@ -18,7 +18,7 @@
 //!   `dma_read!`-style accessors are. So a wrong claim is a wrong answer,
 //!   never undefined behaviour, and [`Claim::view`] needs no `unsafe`.
 //!
-//! Part of the NVMe library (`nvme::cmd_buffer`), from stage 10 on.
+//! Part of the NVMe library (`nvme::cmd_buffer`), from stage 09 on.
 //!
 //! TODO: a tag's buffer belongs in its request's PDU (C: the tag set's
 //! `cmd_size`, set up by `init_request`), so that the request would be the

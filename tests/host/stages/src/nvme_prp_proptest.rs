@@ -1,4 +1,4 @@
-//! Stage 10: `prp::describe` and `prp::list_entries_for` against a model
+//! Stage 09: `prp::describe` and `prp::list_entries_for` against a model
 //! of how a controller reads PRPs, for any buffer, length and page size,
 //! plus a few vectors worked out by hand.
 //!
