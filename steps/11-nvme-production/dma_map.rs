@@ -14,6 +14,11 @@
 //!
 //! Stage 10's disk takes this as its `Speedups` ([`ZeroCopy`], at the end
 //! of this file), with one doorbell per batch of requests.
+//!
+//! `Mapping` is this stage's wrapper for what 7.3 lacks: every `unsafe` of
+//! the zero-copy path is in it. It goes once the `kernel` crate can do it:
+//! its `scatterlist::SGTable` (7.3 has it, mapped for DMA as a whole), once
+//! `Request` can fill one with its segments (C: `blk_rq_map_sg`).
 
 use kernel::{
     bindings,
