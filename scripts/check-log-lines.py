@@ -178,7 +178,7 @@ def skeleton_text(root, stage):
     text = "\n".join(texts)
     # Rust escapes in string literals, and a line continued with "\".
     text = re.sub(r"\\\n\s*", "", text).replace('\\"', '"').replace("\\n", "\n")
-    return re.sub(r"\{[^{}]*\}", "\0", text)
+    return re.sub(r"\{[^{}\s]*\}", "\0", text)
 
 
 def chapter_text(root, stage):

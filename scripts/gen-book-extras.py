@@ -45,20 +45,20 @@ the declaring file when that file is the crate root or was itself reached by
 `#[path]`, `x.rs` (or `x/mod.rs`) is looked up in that same folder. The C
 files of the Kbuild's object list and the `*.c`/`*.h` files of the folder
 are the module's files too. A file is known by its module path as the stage
-sees it (`owned_queue.rs` for `#[path = ".../13-executor/queue.rs"] mod
+sees it (`owned_queue.rs` for `#[path = ".../15-executor/queue.rs"] mod
 owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 
 The previous stage MM ("the stage this one started from"), decided from the
 code first, then from the book's parts:
   1. the nearest earlier stage whose MODULE is the same (the crate goes on:
-     05-11 follow 04-10, 17 follows 16);
+     05-13 follow 04-12, 19 follows 18);
   2. else the nearest earlier stage whose solution files this one includes
-     by `#[path]` (14 follows 13, 16 follows 15);
+     by `#[path]` (16 follows 15, 18 follows 17);
   3. else the stage just before it in the same part of book/src/SUMMARY.md
-     (02, 03, 13, 15);
+     (02, 03, 15, 17);
   4. else -- the first stage of a later part, sharing no code with what
      precedes it -- the last stage of the book's first part, the
-     introduction every track builds on (04 and 12 follow 03).
+     introduction every track builds on (04 and 14 follow 03).
   01 has none. Rules 1 and 2 must land in the same part (or on that base
   stage): anything else is reported as an error (exit 2), as the parts
   would then be out of step with the code.

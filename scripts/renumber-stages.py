@@ -31,7 +31,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Words after which a number (or a list of numbers) names stages.
-WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |STEP=|check-|--check )"
+WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |STEP=|check-|run-|--check )"
 
 
 def stages():
@@ -52,7 +52,8 @@ def tracked():
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("--from", dest="start", required=True, help="first stage to move (NN)")
-    ap.add_argument("--by", type=int, default=1, help="how many numbers up (default 1)")
+    ap.add_argument("--by", type=int, default=1,
+                    help="how many numbers up (default 1; negative: down, into numbers left free)")
     ap.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
     args = ap.parse_args()
     start, by = int(args.start), args.by
@@ -84,7 +85,7 @@ def main():
     changed = []
     for path in tracked():
         full = os.path.join(ROOT, path)
-        if os.path.islink(full) or not os.path.isfile(full):
+        if os.path.islink(full) or not os.path.isfile(full) or path == "scripts/renumber-stages.py":
             continue
         try:
             text = open(full, encoding="utf-8").read()
@@ -112,7 +113,7 @@ def main():
             if m and bits[i - 1] == "generated":
                 names.add("/".join(bits[: i + 1]))
                 break
-            m = re.fullmatch(r"(check|build)-(\d\d)(-.*)", b)
+            m = re.fullmatch(r"(check|build|run)-(\d\d)(-.*)", b)
             if m and bits[i - 1] == "transcripts":
                 names.add("/".join(bits[: i + 1]))
                 break
@@ -122,14 +123,16 @@ def main():
         m = re.fullmatch(r"(\d\d)(-.*)", base)
         if m:
             return os.path.join(head, f"{new(int(m.group(1))):02d}{m.group(2)}")
-        m = re.fullmatch(r"(check|build)-(\d\d)(-.*)", base)
+        m = re.fullmatch(r"(check|build|run)-(\d\d)(-.*)", base)
         return os.path.join(head, f"{m.group(1)}-{new(int(m.group(2))):02d}{m.group(3)}")
 
     def number(p):
         base = os.path.basename(p)
         return int(re.search(r"\d\d", base).group(0))
 
-    for p in sorted(names, key=number, reverse=True):
+    # Moving up, the highest first; down, the lowest first: a move never
+    # lands on a name still in use.
+    for p in sorted(names, key=number, reverse=by > 0):
         q = renamed(p)
         if q != p:
             moves.append((p, q))

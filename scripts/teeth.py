@@ -36,7 +36,7 @@ Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
 
-Stages tested on the host (VM=no in stage.env, stage 15): each variant is
+Stages tested on the host (VM=no in stage.env, stage 17): each variant is
 tested by tests/host's cargo tests (filter p9) in a copy of the repository's
 layout (build/teeth/host/ws/: tests/host and a solutions/ of links, the
 stage's folder the variant's), since host-test.sh only takes steps|solutions.
@@ -454,7 +454,7 @@ def run_vm(stage, trees, log, boot=0):
     timeout = int(stage_env(stage, "TIMEOUT") or 240)
     per_tree = int(os.environ.get("RKW_TEST_TIMEOUT") or timeout)
     env = dict(os.environ)
-    if stage_env(stage, "BOOT") == "own":
+    if stage_env(stage, "BOOT"):  # own, or a group of its own (BOOT=NAME)
         env["RKW_VM_CPUS"] = stage_env(stage, "CPUS")
         env["RKW_VM_QMP"] = stage_env(stage, "QMP")
     flavour = env.get("RKW_FLAVOUR", "debug")
@@ -555,15 +555,15 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stage 15 has no other test; stage 09's
+# that changes one of those files. Stage 17 has no other test; stage 09's
 # after-vm.sh runs its prp tests (on the solution: see run_vm); stage 11's
-# passthru.rs and stage 17's passwd.rs/group.rs are core-only files whose
+# passthru.rs and stage 19's passwd.rs/group.rs are core-only files whose
 # rules the host tests check one by one (the VM test only samples them).
 HOST_TESTS = {
-    "15-9p-protocol": ("p9", None),
+    "17-9p-protocol": ("p9", None),
     "09-prp-lists": ("nvme_prp", {"prp.rs"}),
-    "11-nvme-production": ("nvme_passthru", {"passthru.rs"}),
-    "17-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
+    "11-passthrough": ("nvme_passthru", {"passthru.rs"}),
+    "19-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
 }
 
 

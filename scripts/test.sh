@@ -161,11 +161,18 @@ run_vms() {
 	# slows every allocation, so the other stages do without. The fast
 	# kernel has no kmemleak.
 	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
-	# controllers) boot alone, with kmemleak if they ask for it.
-	local own=()
+	# controllers) boot alone, with kmemleak if they ask for it; stages
+	# with the same BOOT=NAME (the same devices, vCPUs and QMP: stages split
+	# from one, such as 11 to 14) boot together, as one boot of their own.
+	local own=() groups=() g
+	declare -A group_of=()
 	for r in "$@"; do
-		if [ "$(stage_env "${r%%:*}" BOOT)" = own ]; then
+		g=$(stage_env "${r%%:*}" BOOT)
+		if [ "$g" = own ]; then
 			own+=("$r")
+		elif [ -n "$g" ]; then
+			[ -n "${group_of[$g]:-}" ] || groups+=("$g")
+			group_of[$g]+=" $r"
 		elif wants_kmemleak "$r"; then
 			leak+=("$r")
 		else
@@ -178,6 +185,13 @@ run_vms() {
 		local append=""
 		wants_kmemleak "$r" && append="kmemleak=on"
 		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "$r"
+	done
+	for g in "${groups[@]}"; do
+		# shellcheck disable=SC2206 # the group's stages, one word each
+		local members=(${group_of[$g]}) append=""
+		r=${members[0]}
+		wants_kmemleak "$r" && append="kmemleak=on"
+		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
 	done
 }
 

@@ -14,8 +14,8 @@
 #   check-NN-solutions make check STEP=NN FAST=1 of a steps/NN-* that is
 #                      solutions/NN-* (its files copied over the skeleton's;
 #                      a skeleton's #[path]s into ../../solutions/ still work)
-#   run-13-goal        make run STEP=14 FROM=solutions with the session of
-#                      chapter 14's goal: clients, and rmmod under load
+#   run-16-goal        make run STEP=16 FROM=solutions with the session of
+#                      chapter 16's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
 #   setup-again        make setup when everything is done (seconds; it still
 #                      asks Debian for the newest kernel source, as CI does)
@@ -34,10 +34,10 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-13-goal, check-NN-* and test-01 one each, all on the fast kernel
-# (stage 15's check runs host tests only, no VM). Under TCG on 2 cores,
-# with another VM running, a check took 30-80 s, check-10 and check-11
-# about 110 s, check-17 140 s and check-16 190 s. Re-run this after
+# run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
+# (stage 17's check runs host tests only, no VM). Under TCG on 2 cores,
+# with another VM running, a check took 30-80 s, check-10 and check-13
+# about 110 s, check-19 140 s and check-18 190 s. Re-run this after
 # changing what run.sh, test.sh, vm.sh, setup.sh or a tests/NN-* print.
 # The header's time is the whole command's (build and boot included).
 set -euo pipefail
@@ -47,8 +47,11 @@ OUT="$REPO/book/src/transcripts"
 WORK="$REPO/build/transcripts-work"
 mkdir -p "$OUT" "$WORK"
 ALL=(build-01 build-01-error run-01-steps run-01-solutions check-01-steps check-01-solutions test-01 setup-again)
-for n in 02 03 04 05 06 07 08 09 10 11 12 13 14 15 16 17; do ALL+=("check-$n-solutions"); done
-ALL+=(check-11-steps check-14-steps check-15-steps check-16-steps run-13-goal)
+for d in "$REPO"/tests/[0-9][0-9]-*/; do
+	n=$(basename "$d") n=${n%%-*}
+	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
+done
+ALL+=(check-13-steps check-16-steps check-17-steps check-18-steps run-16-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -129,14 +132,14 @@ for name in "${NAMES[@]}"; do
 	check-[0-9][0-9]-solutions)
 		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
 		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
-	run-13-goal)
+	run-16-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
 		# make run loaded rasync with 4 workers: the goal has 2. The
 		# clients' load runs in the background, rmmod cancels it once its
 		# connections are open (it prints "ready").
-		c=tests/14-reactor/async_clients.py
-		pristine && capture "$name" "$PRISTINE" make run STEP=14 FROM=solutions \
-			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/14-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
+		c=tests/16-reactor/async_clients.py
+		pristine && capture "$name" "$PRISTINE" make run STEP=16 FROM=solutions \
+			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/16-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
 		;;
 	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
 	setup-again)

@@ -9,7 +9,7 @@
 //! contiguous, whose PRP list is built once per command. The request's own
 //! pages are copied in (Write) or out (Read).
 //!
-//! Stage 11 includes this file unchanged: what it changes (the request's
+//! Stage 13 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 10's is
 //! [`Bounced`]: neither.
@@ -27,7 +27,10 @@ use kernel::{
         Request,
         TagSet, //
     },
-    device::Core,
+    device::{
+        Core,
+        Device, //
+    },
     pci,
     prelude::*,
     sync::{
@@ -37,7 +40,8 @@ use kernel::{
             Relaxed, //
         },
         Arc,
-        ArcBorrow, //
+        ArcBorrow,
+        Mutex, //
     }, //
 };
 
@@ -109,7 +113,7 @@ fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
 // ANCHOR_END: bounce
 
 // ANCHOR: speedups
-/// What stage 11 changes in this disk without copying it: the request's
+/// What stage 13 changes in this disk without copying it: the request's
 /// own pages for the controller instead of the bounce buffer, and one
 /// doorbell per batch of requests.
 pub(crate) trait Speedups: Send + Sync + Sized + 'static {
@@ -132,7 +136,7 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     ) -> Option<(Self::Mapping, Prps, bool)>;
 }
 
-/// What a request asks to transfer (read by stage 11's `Speedups`).
+/// What a request asks to transfer (read by stage 13's `Speedups`).
 #[derive(Clone, Copy)]
 #[allow(dead_code)]
 pub(crate) struct Transfer {
@@ -172,7 +176,7 @@ pub(crate) struct InFlight<Z: Speedups> {
     rq: ARef<Request<NvmeDisk<Z>>>,
     /// The tag's bounce buffer, claimed for this request.
     bounce: Claim,
-    /// The request's own pages, mapped for the controller (stage 11): then
+    /// The request's own pages, mapped for the controller (stage 13): then
     /// the bounce buffer's data is not used.
     mapping: Option<Z::Mapping>,
     /// Read, Write or Flush.
@@ -420,7 +424,7 @@ impl<Z: Speedups> Operations for NvmeDisk<Z> {
     type QueueData = Arc<Disk<Z>>;
 
     /// `is_last`: no more requests follow at once. A stage that batches
-    /// (`Speedups::BATCH`, stage 11) rings the doorbell only then, once for
+    /// (`Speedups::BATCH`, stage 13) rings the doorbell only then, once for
     /// the batch, as the C driver does; stage 10 rings it for every one.
     fn queue_rq(disk: ArcBorrow<'_, Disk<Z>>, rq: ARef<Request<Self>>, is_last: bool) -> Result {
         disk.queue_rq(rq, is_last || !Z::BATCH)
@@ -492,12 +496,27 @@ impl<Z: Speedups> SendDisk<Z> {
         self.id.0
     }
 
-    /// Its tag set: the way to its request queue (stage 11 uses it).
+    /// Its tag set: the way to its request queue (stages 13 and 13 use
+    /// it).
     #[allow(dead_code)]
     pub(crate) fn tag_set(&self) -> &Arc<TagSet<NvmeDisk<Z>>> {
         self.disk.tag_set()
     }
 }
+
+// ANCHOR: delete
+/// Unbind's first step: deletes the disk, if it is still there, and says
+/// so. `del_gendisk` waits for the requests in flight, which need the I/O
+/// queues and their interrupts to end: they go after it.
+pub(crate) fn delete<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>>) {
+    let disk = disk.lock().take();
+    if let Some(disk) = disk {
+        let number = disk.number();
+        drop(disk);
+        dev_info!(dev, "disk rnvme{}n1 deleted\n", number);
+    }
+}
+// ANCHOR_END: delete
 
 // ANCHOR: create
 /// Creates `rnvmeXn1` over namespace 1, with one hardware queue per I/O

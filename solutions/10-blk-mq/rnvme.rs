@@ -136,12 +136,7 @@ impl pci::Driver for RNvmeDriver {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
         // The disk first: `del_gendisk` waits for the requests in flight,
         // which need the I/O queues (and their interrupts) to end.
-        let disk = this.disk.lock().take();
-        if let Some(disk) = disk {
-            let number = disk.number();
-            drop(disk);
-            dev_info!(this.pdev, "disk rnvme{}n1 deleted\n", number);
-        }
+        disk::delete(this.pdev.as_ref(), &this.disk);
         // Stop the controller before `RNvme` is dropped, right after this:
         // that frees the queue memory, which it must no longer touch.
         io_queues::stop(pdev, &this.ctrl, &this.io);

@@ -1,0 +1,690 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One connection: read a request, answer it, repeat.
+//!
+//! Each connection is one task on the executor. It reads whole frames from
+//! its socket (awaiting the reactor when nothing has arrived), decodes them
+//! with the stage-14 codec, calls the VFS (blocking is fine: a task runs on
+//! a worker thread), and writes the reply. Requests are answered one at a
+//! time, in order: so by the time a `Tflush` arrives, the request it names
+//! was answered already, and `Rflush` is all there is to say.
+//!
+//! Stage 19 bounds what a connection may cost (`limits.rs`): its message
+//! size, its fids, and the time it may sit on half a frame or on a reply it
+//! does not read. And each request runs as the user who attached its fid
+//! (`user.rs`).
+
+use crate::{
+    executor::yield_now,
+    fid::{
+        qid_of,
+        FidTable,
+        Node, //
+    },
+    limits::{
+        within,
+        Admission,
+        Limits, //
+    },
+    p9::{
+        self,
+        dirent::{
+            encode_rreaddir,
+            Dirent, //
+        },
+        error::errno,
+        frame::{
+            self,
+            HEADER_SIZE,
+            MAX_WALK_ELEMENTS,
+            NOFID,
+            RREAD_HEADER_SIZE, //
+        },
+        qid::{
+            Qid,
+            QTDIR,
+            QTFILE,
+            QTSYMLINK, //
+        },
+        reply::{
+            Rattach,
+            Rgetattr,
+            Rlerror,
+            Rlopen,
+            Rread,
+            Rreadlink,
+            Rstatfs,
+            Rversion,
+            Rwalk,
+            WalkQids,
+            GETATTR_BASIC, //
+        },
+        request::{
+            Tgetattr,
+            Tlopen,
+            Tread,
+            Treaddir,
+            Tversion,
+            Twalk, //
+        },
+        Reply,
+        Request, //
+    },
+    passwd::Who,
+    user::{
+        self,
+        UserFiles, //
+    },
+    vfs::File,
+    AsyncStream, //
+};
+use core::ffi::CStr;
+use core::sync::atomic::Ordering;
+use kernel::{
+    bindings,
+    prelude::*,
+    sync::Arc, //
+};
+
+/// `n_uname` when the client names its user by `uname` only.
+const NONUNAME: u32 = !0;
+/// The smallest `msize` the server agrees to (v9fs itself needs 4 KiB).
+const MIN_MSIZE: u32 = 4096;
+/// The buffer size before `Tversion` set the real one.
+const FIRST_MSIZE: u32 = 8192;
+/// The longest name a walk may use (`NAME_MAX`).
+const NAME_MAX: usize = 255;
+/// Requests a connection answers before it lets other tasks have a turn.
+const TURNS: u32 = 16;
+
+/// 9P2000.L `Tlopen` flags that ask for writing (`P9_DOTL_WRONLY`,
+/// `P9_DOTL_RDWR`, `P9_DOTL_CREATE`, `P9_DOTL_TRUNC`, `P9_DOTL_APPEND`).
+const WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000;
+
+/// Message types that would change the export (`Tlcreate`, `Tsymlink`,
+/// `Tmknod`, `Trename`, `Tsetattr`, `Txattrcreate`, `Tlink`, `Tmkdir`,
+/// `Trenameat`, `Tunlinkat`, `Tcreate`, `Twrite`, `Tremove`): the codec
+/// does not know them, the server answers them with `EROFS`.
+const WRITE_TYPES: [u8; 13] = [14, 16, 18, 20, 26, 32, 70, 72, 74, 76, 114, 118, 122];
+
+// ANCHOR: serve
+/// One connection's task. Dropping the stream at the end closes it;
+/// dropping `admission` gives its place back.
+pub(crate) async fn serve(
+    stream: AsyncStream,
+    root: Arc<Node>,
+    users: Arc<UserFiles>,
+    limits: Limits,
+    admission: Admission,
+) {
+    match serve_requests(&stream, root, users, limits).await {
+        Ok(()) => {}
+        // The client went away without a goodbye: an everyday event.
+        Err(e) if e == ECONNRESET || e == EPIPE => {}
+        // Stalled: counted, not logged (a client could flood the log).
+        Err(e) if e == ETIMEDOUT => {
+            admission
+                .connections()
+                .timed_out
+                .fetch_add(1, Ordering::Relaxed);
+        }
+        // A frame that cannot be answered (its size is out of bounds).
+        Err(e) if e == EPROTO => {}
+        Err(e) => pr_info!("a connection ended with an error: {:?}\n", e),
+    }
+}
+// ANCHOR_END: serve
+
+// ANCHOR: serve_requests
+/// Reads frames from `stream` and answers each, until the client closes the
+/// connection or sends a frame that cannot be answered (its size field is
+/// wrong: the stream cannot be resynchronised).
+///
+/// The receive buffer never grows past the negotiated `msize`, so a huge
+/// size field is refused before anything is allocated for it. A client that
+/// stops half-way through a frame, or stops reading its replies, has
+/// `limits.idle` to go on before its connection is closed (`ETIMEDOUT`);
+/// an idle connection between frames (a mount nobody uses) stays open.
+async fn serve_requests(
+    stream: &AsyncStream,
+    root: Arc<Node>,
+    users: Arc<UserFiles>,
+    limits: Limits,
+) -> Result {
+    let mut session = Session::new(root, users, limits)?;
+    let mut inbuf = KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?;
+    // Bytes received and not answered yet, from the start of `inbuf`.
+    let mut filled = 0usize;
+    let mut turns = 0u32;
+    loop {
+        // A whole frame in the buffer: answer it.
+        if let Some(size) = frame_size(inbuf.get(..filled).ok_or(EINVAL)?) {
+            if size < HEADER_SIZE || size > session.msize as usize {
+                // Answer with the tag if there is one, then give up.
+                let len = session.refuse(inbuf.get(..filled).ok_or(EINVAL)?);
+                within(limits.idle, stream.write_all(session.reply(len)?)).await??;
+                return Err(EPROTO);
+            }
+            if filled >= size {
+                let len = session.handle(inbuf.get(..size).ok_or(EINVAL)?);
+                within(limits.idle, stream.write_all(session.reply(len)?)).await??;
+                // Keep what follows the frame: the next ones.
+                inbuf.copy_within(size..filled, 0);
+                filled -= size;
+                // A `Tversion` may have raised msize: grow the buffer.
+                let msize = session.msize as usize;
+                if inbuf.len() < msize {
+                    inbuf.resize(msize, 0, GFP_KERNEL)?;
+                }
+                turns += 1;
+                if turns == TURNS {
+                    turns = 0;
+                    yield_now().await;
+                }
+                continue;
+            }
+        }
+        let free = inbuf.get_mut(filled..).ok_or(EINVAL)?;
+        let n = if filled == 0 {
+            // Between frames: wait as long as it takes.
+            stream.read(free).await?
+        } else {
+            within(limits.idle, stream.read(free)).await??
+        };
+        if n == 0 {
+            return Ok(());
+        }
+        filled += n;
+    }
+}
+
+/// The `size` field of the frame at the start of `buf`, once it has arrived.
+fn frame_size(buf: &[u8]) -> Option<usize> {
+    let size: [u8; 4] = buf.get(..4)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(size)).ok()
+}
+// ANCHOR_END: serve_requests
+
+/// The `errno` of an error, as `Rlerror` carries it (positive).
+fn ecode(e: Error) -> u32 {
+    e.to_errno().unsigned_abs()
+}
+
+/// What a handler answers: the length of the reply it encoded in
+/// `Session::out`, or the errno of the `Rlerror` to send instead.
+type Answer = core::result::Result<usize, u32>;
+
+// ANCHOR: session
+/// The state of one connection.
+struct Session {
+    /// The export root: where `Tattach` starts.
+    root: Arc<Node>,
+    /// The module's ceilings.
+    limits: Limits,
+    /// The passwd and group files, where `Tattach` finds its user.
+    users: Arc<UserFiles>,
+    /// The client's fids.
+    fids: FidTable,
+    /// The negotiated maximum message size.
+    msize: u32,
+    /// Where replies are encoded (`msize` bytes).
+    out: KVVec<u8>,
+    /// Where `Tread` and `Treadlink` put their data before it is encoded.
+    data: KVVec<u8>,
+}
+// ANCHOR_END: session
+
+impl Session {
+    /// A session before `Tversion`.
+    fn new(root: Arc<Node>, users: Arc<UserFiles>, limits: Limits) -> Result<Self> {
+        Ok(Self {
+            root,
+            limits,
+            users,
+            fids: FidTable::new(limits.max_fids),
+            msize: FIRST_MSIZE,
+            out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
+            data: KVVec::new(),
+        })
+    }
+
+    /// The first `len` bytes of the reply buffer.
+    fn reply(&self, len: usize) -> Result<&[u8]> {
+        self.out.get(..len).ok_or(EINVAL)
+    }
+
+    /// Encodes `Rlerror` for the frame at the start of `frame` that cannot be
+    /// decoded; returns its length (0: nothing to send).
+    fn refuse(&mut self, frame: &[u8]) -> usize {
+        let tag = frame
+            .get(5..7)
+            .map_or(frame::NOTAG, |t| u16::from_le_bytes([t[0], t[1]]));
+        self.lerror(tag, errno::EPROTO)
+    }
+
+    /// Encodes `Rlerror` with `ecode` and `tag`; returns its length.
+    fn lerror(&mut self, tag: u16, ecode: u32) -> usize {
+        let reply = Reply::Lerror(Rlerror { ecode });
+        p9::encode_reply(tag, &reply, &mut self.out).unwrap_or(0)
+    }
+
+    // ANCHOR: handle
+    /// Answers the request in `frame` (one whole frame); returns the length
+    /// of the reply in `self.out`. Every request gets a reply: an error, a
+    /// malformed message, an unknown type all get `Rlerror`.
+    fn handle(&mut self, frame: &[u8]) -> usize {
+        let (tag, answer) = match p9::decode_request(frame, self.msize) {
+            Ok(request) => (request.tag, self.dispatch(request.tag, request.body)),
+            Err(e) => {
+                // The header was checked before: its tag and type are there.
+                let header = frame::read_header(frame, self.msize).ok();
+                let ecode = match e {
+                    p9::Error::UnknownType(ty) if WRITE_TYPES.contains(&ty) => errno::EROFS,
+                    e => e.errno(),
+                };
+                (header.map_or(frame::NOTAG, |h| h.tag), Err(ecode))
+            }
+        };
+        match answer {
+            Ok(len) => len,
+            Err(ecode) => self.lerror(tag, ecode),
+        }
+    }
+
+    // ANCHOR: dispatch
+    /// Answers one decoded request: as the user of the fid it names, if it
+    /// names one.
+    fn dispatch(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        let Some(fid) = acting_fid(&request) else {
+            return self.answer(tag, request);
+        };
+        let user = self.fids.get(fid).map_err(ecode)?.user.clone();
+        user.run(|| self.answer(tag, request))
+    }
+    // ANCHOR_END: dispatch
+
+    /// Answers one decoded request, with the credentials the caller set.
+    fn answer(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        let reply = match request {
+            Request::Version(t) => return self.version(tag, t),
+            // No authentication: attach with afid = NOFID.
+            Request::Auth(_) => return Err(errno::EOPNOTSUPP),
+            Request::Attach(t) => {
+                if t.afid != NOFID {
+                    return Err(ecode(EINVAL));
+                }
+                self.attach(t.fid, t.uname, t.n_uname).map_err(ecode)?
+            }
+            // Requests are answered in order: the one to flush is answered.
+            Request::Flush(_) => Reply::Flush,
+            Request::Walk(t) => return self.walk(tag, t),
+            Request::Lopen(t) => self.lopen(t).map_err(ecode)?,
+            Request::Read(t) => return self.read(tag, t),
+            Request::Readdir(t) => return self.readdir(tag, t),
+            Request::Getattr(t) => self.getattr(t).map_err(ecode)?,
+            Request::Readlink(t) => return self.readlink(tag, t.fid),
+            Request::Statfs(t) => self.statfs(t.fid).map_err(ecode)?,
+            // No extended attributes: "no such attribute" for any name.
+            Request::Xattrwalk(t) => {
+                self.fids.get(t.fid).map_err(ecode)?;
+                return Err(errno::ENODATA);
+            }
+            Request::Clunk(t) => {
+                self.fids.remove(t.fid).map_err(ecode)?;
+                Reply::Clunk
+            }
+        };
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: handle
+
+    // ANCHOR: attach
+    /// `Tattach`: a fid for the export root, acting for the user the
+    /// request names: by number (`n_uname`), or by name if the number is
+    /// `NONUNAME`. A user the passwd file does not list is refused.
+    fn attach(&mut self, fid: u32, uname: &[u8], n_uname: u32) -> Result<Reply<'static>> {
+        if self.fids.contains(fid) {
+            return Err(EEXIST);
+        }
+        let who = if n_uname == NONUNAME {
+            Who::Name(uname)
+        } else {
+            Who::Uid(n_uname)
+        };
+        let user = user::lookup(&self.users, who)?;
+        let user = Arc::new(user, GFP_KERNEL)?;
+        self.fids.insert(fid, self.root.clone(), user)?;
+        Ok(Reply::Attach(Rattach { qid: self.root.qid }))
+    }
+    // ANCHOR_END: attach
+
+    // ANCHOR: version
+    /// `Tversion`: agree on the protocol and `msize` (at most the
+    /// `max_msize` parameter); forget every fid.
+    fn version(&mut self, tag: u16, t: Tversion<'_>) -> Answer {
+        self.fids.clear();
+        let msize = t.msize.min(self.limits.max_msize);
+        let version = if t.version == frame::VERSION_9P2000_L && msize >= MIN_MSIZE {
+            // Buffers first: if they cannot grow, the old msize stays.
+            let len = msize as usize;
+            self.out
+                .resize(len, 0, GFP_KERNEL)
+                .map_err(|_| ecode(ENOMEM))?;
+            self.data
+                .resize(len, 0, GFP_KERNEL)
+                .map_err(|_| ecode(ENOMEM))?;
+            self.msize = msize;
+            frame::VERSION_9P2000_L
+        } else {
+            b"unknown"
+        };
+        let reply = Reply::Version(Rversion {
+            msize: self.msize,
+            version,
+        });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: version
+
+    // ANCHOR: walk
+    /// `Twalk`: from `fid`, walk the names one at a time; if all of them
+    /// could be walked, `newfid` names the file reached. Otherwise the reply
+    /// lists the qids of the names that could be (an error if not even the
+    /// first could), and `newfid` is not created.
+    fn walk(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
+        let from = self.fids.get(t.fid).map_err(ecode)?;
+        let (mut node, user) = (from.node.clone(), from.user.clone());
+        if t.newfid != t.fid && self.fids.contains(t.newfid) {
+            return Err(ecode(EEXIST));
+        }
+        let mut qids = [Qid::default(); MAX_WALK_ELEMENTS];
+        let mut walked = 0;
+        for name in t.names.iter() {
+            match step(&node, name) {
+                Ok(next) => {
+                    // Decoding checked there are at most 16 names.
+                    if let Some(slot) = qids.get_mut(walked) {
+                        *slot = next.qid;
+                    }
+                    walked += 1;
+                    node = next;
+                }
+                Err(e) if walked == 0 => return Err(ecode(e)),
+                Err(_) => break,
+            }
+        }
+        if walked == t.names.len() {
+            if t.newfid == t.fid {
+                let fid = self.fids.get_mut(t.fid).map_err(ecode)?;
+                fid.node = node;
+                fid.open = None;
+            } else {
+                self.fids.insert(t.newfid, node, user).map_err(ecode)?;
+            }
+        }
+        let qids = qids.get(..walked).unwrap_or(&[]);
+        let reply = Reply::Walk(Rwalk {
+            qids: WalkQids::from_list(qids).map_err(|e| e.errno())?,
+        });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: walk
+
+    // ANCHOR: lopen
+    /// `Tlopen`: open a fid for reading, if its user may. Write flags get
+    /// `EROFS`; only regular files and directories are opened.
+    fn lopen(&mut self, t: Tlopen) -> Result<Reply<'static>> {
+        if t.flags & WRITE_FLAGS != 0 {
+            return Err(EROFS);
+        }
+        let fid = self.fids.get_mut(t.fid)?;
+        if fid.open.is_some() {
+            return Err(EBADF);
+        }
+        let node = fid.node.clone();
+        let mode = u32::from(node.file.getattr()?.mode) & bindings::S_IFMT;
+        match mode {
+            bindings::S_IFREG | bindings::S_IFDIR => {}
+            // Never open a symlink: the client resolves it, not the server.
+            bindings::S_IFLNK => return Err(ELOOP),
+            // A FIFO would block the worker until a writer came.
+            _ => return Err(EOPNOTSUPP),
+        }
+        fid.open = Some(node.file.open_read_checked()?);
+        Ok(Reply::Lopen(Rlopen {
+            qid: node.qid,
+            iounit: 0,
+        }))
+    }
+    // ANCHOR_END: lopen
+
+    /// The open file of `fid`; `EBADF` if it is not open.
+    fn open_file(&self, fid: u32) -> Result<&File> {
+        self.fids.get(fid)?.open.as_ref().ok_or(EBADF)
+    }
+
+    // ANCHOR: read
+    /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
+    fn read(&mut self, tag: u16, t: Tread) -> Answer {
+        let max = (self.msize as usize).saturating_sub(RREAD_HEADER_SIZE);
+        let count = (t.count as usize).min(max);
+        let fid = self.fids.get(t.fid).map_err(ecode)?;
+        // A directory is listed with `Treaddir`: `kernel_read` on one fails
+        // too, but logs a warning first ("kernel read not supported"),
+        // which a client could repeat at will.
+        if fid.node.is_dir() {
+            return Err(ecode(EISDIR));
+        }
+        let file = fid.open.as_ref().ok_or(ecode(EBADF))?;
+        let buf = self.data.get_mut(..count).ok_or(ecode(EINVAL))?;
+        let n = file.read_at(buf, t.offset).map_err(ecode)?;
+        let data = self.data.get(..n).ok_or(ecode(EINVAL))?;
+        let reply = Reply::Read(Rread { data });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: read
+
+    // ANCHOR: readdir
+    /// `Treaddir`: as many entries as fit in `count` bytes, from `offset`.
+    ///
+    /// Each entry carries the offset the client passes to continue *after*
+    /// it: the position of the entry that follows it. The file system hands
+    /// an entry its own position, so each entry learns its offset from the
+    /// next one, and the last from where the listing stopped.
+    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
+        let file = self.open_file(t.fid).map_err(ecode)?;
+        let limit = (t.count as usize).min((self.msize as usize).saturating_sub(RREAD_HEADER_SIZE));
+        let mut entries: KVec<Entry> = KVec::new();
+        let mut names: KVec<u8> = KVec::new();
+        let mut used = 0usize;
+        let mut failed = false;
+        let mut stop = None;
+        let end = file
+            .readdir(t.offset, &mut |e| {
+                let size = Dirent::FIXED_SIZE + e.name.len();
+                if used + size > limit {
+                    stop = Some(e.pos);
+                    return false;
+                }
+                let entry = Entry {
+                    qid: Qid {
+                        ty: qid_type(e.dtype),
+                        version: 0,
+                        path: e.ino,
+                    },
+                    pos: e.pos,
+                    dtype: e.dtype,
+                    name: names.len()..names.len() + e.name.len(),
+                };
+                if names.extend_from_slice(e.name, GFP_KERNEL).is_err()
+                    || entries.push(entry, GFP_KERNEL).is_err()
+                {
+                    failed = true;
+                    return false;
+                }
+                used += size;
+                true
+            })
+            .map_err(ecode)?;
+        if failed {
+            return Err(ecode(ENOMEM));
+        }
+        // Not even one entry fits in `count`: an empty reply would say "end
+        // of directory".
+        if entries.is_empty() && stop.is_some() {
+            return Err(ecode(EMSGSIZE));
+        }
+        let next = stop.unwrap_or(end);
+        // Entry i continues at entry i + 1; the last at `next`.
+        let dirents = entries.iter().enumerate().map(|(i, e)| Dirent {
+            qid: e.qid,
+            offset: entries.get(i + 1).map_or(next, |n| n.pos),
+            ty: e.dtype,
+            name: names.get(e.name.clone()).unwrap_or(&[]),
+        });
+        encode_rreaddir(tag, t.count, dirents, &mut self.out)
+            .map(|outcome| outcome.len)
+            .map_err(|e| e.errno())
+    }
+    // ANCHOR_END: readdir
+
+    // ANCHOR: getattr
+    /// `Tgetattr`: the basic `stat` fields (all of them, whatever the mask).
+    fn getattr(&self, t: Tgetattr) -> Result<Reply<'static>> {
+        let st = self.fids.get(t.fid)?.node.file.getattr()?;
+        let (btime_sec, btime_nsec) = if st.result_mask & bindings::STATX_BTIME != 0 {
+            (st.btime.tv_sec as u64, st.btime.tv_nsec as u64)
+        } else {
+            (0, 0)
+        };
+        Ok(Reply::Getattr(Rgetattr {
+            valid: GETATTR_BASIC,
+            qid: qid_of(&st),
+            mode: u32::from(st.mode),
+            uid: st.uid.val,
+            gid: st.gid.val,
+            nlink: u64::from(st.nlink),
+            rdev: encode_dev(st.rdev),
+            size: st.size as u64,
+            blksize: u64::from(st.blksize),
+            blocks: st.blocks,
+            atime_sec: st.atime.tv_sec as u64,
+            atime_nsec: st.atime.tv_nsec as u64,
+            mtime_sec: st.mtime.tv_sec as u64,
+            mtime_nsec: st.mtime.tv_nsec as u64,
+            ctime_sec: st.ctime.tv_sec as u64,
+            ctime_nsec: st.ctime.tv_nsec as u64,
+            btime_sec,
+            btime_nsec,
+            gen: 0,
+            data_version: 0,
+        }))
+    }
+    // ANCHOR_END: getattr
+
+    /// `Tstatfs`: the numbers of the file system the fid is on.
+    fn statfs(&self, fid: u32) -> Result<Reply<'static>> {
+        let st = self.fids.get(fid)?.node.file.statfs()?;
+        let [lo, hi] = st.f_fsid;
+        Ok(Reply::Statfs(Rstatfs {
+            fs_type: st.f_type as u32,
+            bsize: st.f_bsize as u32,
+            blocks: st.f_blocks,
+            bfree: st.f_bfree,
+            bavail: st.f_bavail,
+            files: st.f_files,
+            ffree: st.f_ffree,
+            fsid: u64::from(lo as u32) | (u64::from(hi as u32) << 32),
+            namelen: st.f_namelen as u32,
+        }))
+    }
+
+    /// `Treadlink`: the target of a symlink fid, as it is stored.
+    fn readlink(&mut self, tag: u16, fid: u32) -> Answer {
+        let node = self.fids.get(fid).map_err(ecode)?.node.clone();
+        if !node.is_symlink() {
+            return Err(ecode(EINVAL));
+        }
+        let mut target = KVVec::new();
+        node.file.readlink(&mut target).map_err(ecode)?;
+        let reply = Reply::Readlink(Rreadlink { target: &target });
+        p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
+    }
+}
+
+/// One entry of a `Treaddir` reply, before its offset is known.
+struct Entry {
+    qid: Qid,
+    /// The entry's own position.
+    pos: u64,
+    dtype: u8,
+    /// Where its name is in the names buffer.
+    name: core::ops::Range<usize>,
+}
+
+// ANCHOR: step
+/// Walks one name from the directory `dir`: the confinement lives here.
+///
+/// - A name is one component: never empty, no `/`, no NUL.
+/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and the
+///   export root, which has none, is its own parent.
+/// - Any other name is looked up in `dir` by the VFS, relative to `dir`'s
+///   own path handle, without following a symlink: a symlink is a node like
+///   any other (the client reads it with `Treadlink`), and walking on from
+///   it fails, because it is not a directory.
+fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
+    if !dir.is_dir() {
+        return Err(ENOTDIR);
+    }
+    match name {
+        b"" => Err(ENOENT),
+        b"." => Ok(dir.clone()),
+        b".." => Ok(dir.parent.clone().unwrap_or_else(|| dir.clone())),
+        _ if name.contains(&b'/') || name.contains(&0) => Err(EINVAL),
+        _ if name.len() > NAME_MAX => Err(ENAMETOOLONG),
+        _ => {
+            let mut buf = [0u8; NAME_MAX + 1];
+            buf.get_mut(..name.len())
+                .ok_or(ENAMETOOLONG)?
+                .copy_from_slice(name);
+            let cname = CStr::from_bytes_until_nul(&buf).map_err(|_| EINVAL)?;
+            Node::new(dir.file.lookup(cname)?, Some(dir.clone()))
+        }
+    }
+}
+// ANCHOR_END: step
+
+// ANCHOR: acting_fid
+/// The fid whose user a request acts as: the one it reads, walks from,
+/// opens or clunks. `None` for the requests that name no fid yet.
+fn acting_fid(request: &Request<'_>) -> Option<u32> {
+    match request {
+        Request::Version(_) | Request::Auth(_) | Request::Attach(_) | Request::Flush(_) => None,
+        Request::Walk(t) => Some(t.fid),
+        Request::Lopen(t) => Some(t.fid),
+        Request::Read(t) => Some(t.fid),
+        Request::Readdir(t) => Some(t.fid),
+        Request::Getattr(t) => Some(t.fid),
+        Request::Readlink(t) => Some(t.fid),
+        Request::Statfs(t) => Some(t.fid),
+        Request::Xattrwalk(t) => Some(t.fid),
+        Request::Clunk(t) => Some(t.fid),
+    }
+}
+// ANCHOR_END: acting_fid
+
+/// A qid type for a directory entry's `d_type`.
+fn qid_type(dtype: u8) -> u8 {
+    match u32::from(dtype) {
+        bindings::DT_DIR => QTDIR,
+        bindings::DT_LNK => QTSYMLINK,
+        _ => QTFILE,
+    }
+}
+
+/// A `dev_t` as user space encodes it (`new_encode_dev`): what v9fs decodes.
+fn encode_dev(dev: bindings::dev_t) -> u64 {
+    let major = u64::from(dev >> 20);
+    let minor = u64::from(dev & 0xf_ffff);
+    (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)
+}
