@@ -31,7 +31,7 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 # Words after which a number (or a list of numbers) names stages.
-WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |STEP=|check-|run-|--check )"
+WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |stage-|STEP=|check-|run-|--check |generated/)"
 
 
 def stages():

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A small 9P2000.L client that speaks the raw protocol to the stage-15
+"""A small 9P2000.L client that speaks the raw protocol to the stage-18
 server and checks what a mount never sends: `..` at the root, names with a
 `/`, a symlink opened or walked through, a fid reused, a Tflush of an unknown
 tag, unknown and write-like message types, a truncated message, a directory

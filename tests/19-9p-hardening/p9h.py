@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Raw 9P2000.L clients for the stage-16 test: what a mount never does.
+"""Raw 9P2000.L clients for the stage-19 test: what a mount never does.
 
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 hostile connections
@@ -11,7 +11,7 @@ Usage:
 
 Each check prints "ok WHAT" or "not-ok WHAT" (with "# DETAIL" lines after a
 failure); test.sh turns them into results. The connection code is stage
-15's p9raw.py."""
+18's p9raw.py."""
 
 import os
 import random

@@ -1,7 +1,7 @@
 //! The codec must build as part of a kernel module: `no_std`, no `alloc`,
 //! under the kernel's rustc and clippy lints (`rust_common_flags` in the
 //! kernel's Makefile), and rustfmt-clean. The kernel build itself is stage
-//! 15's; this compiles the same files in a tiny `no_std` crate with the same
+//! 17's; this compiles the same files in a tiny `no_std` crate with the same
 //! flags, using Debian's compiler (the one the kernel is built with).
 //!
 //! For `RKW_TREE=steps` only "it compiles" is checked: a skeleton's stubs
