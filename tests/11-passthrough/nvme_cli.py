@@ -190,7 +190,14 @@ def compare(file_a, file_b):
                  if k.removeprefix("output.") not in ignored and fa.get(k) != fb.get(k)]
         if diffs:
             failed += 1
-            print(f"not-ok {name}: " + "; ".join(diffs))
+            # The command's own failure first (its exit status and error),
+            # then at most a few fields: a command rnvme refused differs in
+            # every field, and one line of all of them says nothing.
+            first = [d for d in diffs if d.startswith(("rc:", "stderr:"))]
+            rest = [d for d in diffs if d not in first]
+            shown = first + rest[:4]
+            more = f"; and {len(diffs) - len(shown)} more field(s)" if len(diffs) > len(shown) else ""
+            print(f"not-ok {name}: " + "; ".join(shown) + more)
         else:
             note = f" (ignored: {', '.join(sorted(ignored))})" if ignored else ""
             print(f"ok {name}{note}")
