@@ -496,7 +496,7 @@ impl<Z: Speedups> SendDisk<Z> {
         self.id.0
     }
 
-    /// Its tag set: the way to its request queue (stages 13 and 13 use
+    /// Its tag set: the way to its request queue (stages 12 and 13 use
     /// it).
     #[allow(dead_code)]
     pub(crate) fn tag_set(&self) -> &Arc<TagSet<NvmeDisk<Z>>> {

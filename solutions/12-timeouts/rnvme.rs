@@ -148,9 +148,9 @@ impl pci::Driver for RNvmeDriver {
             let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, 0, BringUpTests::default())?;
             // ANCHOR_END: probe
 
-            // Stage 11's nvme-cli nodes: what they will need will need (it asks Identify Namespace
-            // for the block size: before the disk, whose first request may
-            // time out and stop the controller).
+            // Stage 11's nvme-cli nodes: what they will need (it asks
+            // Identify Namespace for the block size: before the disk, whose
+            // first request may time out and stop the controller).
             let passthrough = Passthrough::new(pdev, &ctrl, &io.first().ok_or(ENODEV)?.queue)?;
             // ANCHOR: watchdog_field
             // New: the watchdog, before the disk: the block layer reads the

@@ -22,8 +22,8 @@ use kernel::{
 
 use crate::{
     disk::{
-        InFlight,
         self,
+        InFlight,
         SendDisk,
         Speedups, //
     },

@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """The NVMe passthrough ioctls of include/uapi/linux/nvme_ioctl.h, well-formed
-and malformed, against a controller node and a namespace node (stage 13 test).
+and malformed, against a controller node and a namespace node (stage 11 test).
 
 Usage: ioctls.py [--driver rnvme|c] CTRL_NODE NS_NODE
        ioctls.py --abandon CTRL_NODE NS_NODE   (a controller whose I/O takes

@@ -70,6 +70,7 @@ if [ "${ios:-0}" -gt 0 ] && [ $((rings * 4)) -lt $((ios * 3)) ]; then
 else
 	fail "batches ring once" "$rings SQ doorbell writes for ${ios:-?} reads submitted 32 at a time (one per read means no batching)" "$(tail -3 <<<"$out")"
 fi
+hint "dma_map: Mapping::map maps and describes the pages of every request one command can carry (zero copy), with an SGL where PRPs cannot describe them"
 mark
 echo "$D0" >"$DRV/unbind"
 read -r mapped sgl bounced < <(zero_copy_counts)
