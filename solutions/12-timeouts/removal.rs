@@ -41,20 +41,21 @@ use crate::{
 // ANCHOR: delete_disk
 /// Unbind's first step, for a disk that may still be open: deletes it
 /// (`del_gendisk` waits for its requests in flight), says so, and, if
-/// it was open, hands what is left of it to the lingering work, so that
-/// `rmmod` waits until its last user has closed it.
+/// it is still open, hands what is left of it to the lingering work, so
+/// that `rmmod` waits until its last user has closed it.
 pub(crate) fn delete_disk<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>>) {
     let disk = disk.lock().take();
     let Some(disk) = disk else {
         return;
     };
     let number = disk.number();
-    // Whether it is open, asked before it is deleted: deleting it takes
-    // the tag set, the way to its block device, with it.
-    let open = OpenDisk::of(disk.tag_set());
+    // A hold on its block device, taken while the disk exists ...
+    let held = OpenDisk::of(disk.gen_disk());
     drop(disk);
     dev_info!(dev, "disk rnvme{}n1 deleted\n", number);
-    if let Some(open) = open {
+    // ... and asked once it is deleted: nobody can open it now, so the
+    // answer is final (asked before, an open could slip in between).
+    if let Some(open) = held.filter(OpenDisk::is_open) {
         if let Err(e) = lingering::linger(open, "rnvme", number) {
             dev_err!(
                 dev,

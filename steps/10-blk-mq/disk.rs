@@ -485,8 +485,14 @@ impl<Z: Speedups> SendDisk<Z> {
         self.id.0
     }
 
-    /// Its tag set: the way to its request queue (stages 12 and 13 use
-    /// it).
+    /// The disk itself, as the kernel shim holds it (stage 12 asks it
+    /// whether it is open).
+    #[allow(dead_code)]
+    pub(crate) fn gen_disk(&self) -> &SendGenDisk<NvmeDisk<Z>> {
+        &self.disk
+    }
+
+    /// Its tag set: the way to its request queue (stage 13 uses it).
     #[allow(dead_code)]
     pub(crate) fn tag_set(&self) -> &Arc<TagSet<NvmeDisk<Z>>> {
         self.disk.tag_set()

@@ -42,21 +42,27 @@ use crate::{
 // ANCHOR: delete_disk
 /// Unbind's first step, for a disk that may still be open: deletes it
 /// (`del_gendisk` waits for its requests in flight), says so, and, if
-/// it was open, hands what is left of it to the lingering work, so that
-/// `rmmod` waits until its last user has closed it.
+/// it is still open, hands what is left of it to the lingering work, so
+/// that `rmmod` waits until its last user has closed it.
 pub(crate) fn delete_disk<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>>) {
-    // TODO (exercise 2): take the disk out of `disk` (none: return), and
-    // find out whether it is open (`OpenDisk::of` its tag set) before you
-    // delete it (drop it): why before, and not after? Log "disk rnvmeXn1
-    // deleted" (`dev_info!`, X its number), then, if it was open, hand it
-    // to `lingering::linger(open, "rnvme", number)`, which logs "rnvmeXn1
-    // is still open (mounted?): deleted, its I/O fails; rmmod waits until
-    // it is closed"; log its error, if any, with `dev_err!`.
-    // Until then, this deletes the disk as stage 12 did: `rmmod` with the
+    // TODO (exercise 2): take the disk out of `disk` (none: return). Take
+    // a hold on its block device (`OpenDisk::of(disk.gen_disk())`) while
+    // the disk exists, delete the disk (drop it) and log "disk rnvmeXn1
+    // deleted" (`dev_info!`, X its number); then ask the hold whether the
+    // disk is still open (`OpenDisk::is_open`). Why after the deletion,
+    // and not before? If it is, hand the hold to
+    // `lingering::linger(open, "rnvme", number)`, which logs "rnvmeXn1 is
+    // still open (mounted?): deleted, its I/O fails; rmmod waits until it
+    // is closed"; log its error, if any, with `dev_err!`.
+    // Until then, this deletes the disk as stage 11 did: `rmmod` with the
     // disk mounted does not wait (and the kernel would crash at umount).
     // Tests: "rmmod with the disk mounted waits", "rnvme says why", "after
     // the umount, rmmod finishes" in make check STEP=12.
-    let _ = (OpenDisk::of::<crate::disk::NvmeDisk<Z>>, lingering::linger);
+    let _ = (
+        OpenDisk::of::<crate::disk::NvmeDisk<Z>>,
+        OpenDisk::is_open,
+        lingering::linger,
+    );
     disk::delete(dev, disk);
 }
 // ANCHOR_END: delete_disk

@@ -23,10 +23,7 @@
 use core::ptr::NonNull;
 use kernel::{
     bindings,
-    block::mq::{
-        Operations,
-        TagSet, //
-    },
+    block::mq::Operations,
     prelude::*,
     sync::{
         atomic::{
@@ -42,19 +39,24 @@ use kernel::{
     workqueue::Queue, //
 };
 
-use super::owned_queue::OwnedQueue;
+use super::{
+    owned_queue::OwnedQueue,
+    send_disk::SendGenDisk, //
+};
 
 /// How often a lingering disk is looked at.
 const POLL: Delta = Delta::from_millis(200);
 
 // ANCHOR: open_disk
-/// The whole-disk block device of a disk that is open, with a reference on
-/// its `struct device` (so it stays valid after the disk is deleted).
+/// A reference on a disk's whole-disk block device, taken while the disk
+/// exists, kept past its deletion: after `del_gendisk` nobody can open it
+/// any more, so whether it is open is then a question with a final answer.
 ///
 /// # Invariants
 ///
 /// `self.0` points to the `block_device` of a disk's partition 0, and this
-/// value holds one reference on its `bd_device`.
+/// value holds one reference on its `bd_device`, which keeps the block
+/// device and its `gendisk` valid.
 pub(crate) struct OpenDisk(NonNull<bindings::block_device>);
 
 // SAFETY: A device reference may be dropped on any thread, and the fields
@@ -62,14 +64,17 @@ pub(crate) struct OpenDisk(NonNull<bindings::block_device>);
 unsafe impl Send for OpenDisk {}
 
 impl OpenDisk {
-    /// The disk of `tag_set` (the disk's only request queue), if it is open.
-    pub(crate) fn of<T: Operations>(tag_set: &Arc<TagSet<T>>) -> Option<OpenDisk> {
+    /// A reference on `disk`'s block device, taken now: ask [`is_open`]
+    /// once the disk is deleted. `None` if the disk has no block device.
+    ///
+    /// [`is_open`]: OpenDisk::is_open
+    pub(crate) fn of<T: Operations>(disk: &SendGenDisk<T>) -> Option<OpenDisk> {
         // `TagSet` is `#[repr(transparent)]` over the C `blk_mq_tag_set`.
-        let set = Arc::as_ptr(tag_set).cast::<bindings::blk_mq_tag_set>();
-        // SAFETY: The tag set is alive (we hold an `Arc`), and its disk is
-        // not deleted yet (the caller still holds it): the disk's request
-        // queue is on the set's `tag_list`, it is the only one, and its
-        // `disk` and `part0` are valid.
+        let set = Arc::as_ptr(disk.tag_set()).cast::<bindings::blk_mq_tag_set>();
+        // SAFETY: The tag set is alive (the disk holds an `Arc` of it), and
+        // the disk is not deleted (`disk` borrows it, and it is deleted
+        // only when dropped): its request queue is on the set's `tag_list`,
+        // it is the only one, and its `disk` and `part0` are valid.
         let part0 = unsafe {
             let first = (*set).tag_list.next;
             let q = kernel::container_of!(first, bindings::request_queue, tag_set_list);
@@ -79,12 +84,12 @@ impl OpenDisk {
         // SAFETY: `part0` is valid (above); `get_device` takes a reference.
         unsafe { bindings::get_device(&raw mut (*part0.as_ptr()).bd_device) };
         // INVARIANT: we took the reference just above.
-        let disk = OpenDisk(part0);
-        disk.is_open().then_some(disk)
+        Some(OpenDisk(part0))
     }
 
-    /// Whether anyone has the disk or one of its partitions open.
-    fn is_open(&self) -> bool {
+    /// Whether anyone has the disk or one of its partitions open. Once the
+    /// disk is deleted nobody can open it again: a `false` is final.
+    pub(crate) fn is_open(&self) -> bool {
         // SAFETY: The block device and its disk stay valid while we hold a
         // reference (type invariant); `bd_openers` is an atomic, and
         // `open_partitions` an `unsigned` read once (a stale value only
