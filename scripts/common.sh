@@ -76,8 +76,9 @@ stage_name() {
 }
 
 # stage_env NN-name VAR: the value of VAR in tests/NN-name/stage.env (MODULE,
-# DEVICES, VM), empty if it is not set there.
+# DEVICES, VM), empty if it is not set there (not the caller's VAR: test.sh
+# counts its boots in BOOT, which is also a stage.env setting).
 stage_env() {
 	# shellcheck disable=SC1090
-	(. "$REPO/tests/$1/stage.env" && eval "echo \"\${$2:-}\"")
+	(unset "$2" && . "$REPO/tests/$1/stage.env" && eval "echo \"\${$2:-}\"")
 }

@@ -97,5 +97,17 @@ else
 	notok "host_check fails when ip is missing, and names iproute2" "$out"
 fi
 
+# stage_env reads a stage's own settings, not the caller's variables of the
+# same name: scripts/test.sh counts its boots in BOOT, a stage.env setting
+# too, and a stage without BOOT= once joined a "group" named by the count
+# (its kmemleak checks then ran in a boot without kmemleak).
+out=$(as_setup 'BOOT=3; CPUS=9; echo "[$(stage_env 07-interrupts BOOT)][$(stage_env 12-timeouts BOOT)][$(stage_env 07-interrupts CPUS)]"' 2>&1)
+if [ "$out" = "[][nvme-production][]" ]; then
+	ok "stage_env gives a stage's own settings, never the caller's variable of that name"
+else
+	notok "stage_env gives a stage's own settings, never the caller's variable of that name" \
+		"with BOOT=3 and CPUS=9 set, 07's BOOT, 12's BOOT and 07's CPUS: $out (expected [][nvme-production][])"
+fi
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
