@@ -32,6 +32,7 @@ Usage: scripts/check-log-lines.py [--root DIR] [STAGE...]
 
 import argparse
 import glob
+import importlib.util
 import os
 import re
 import sys
@@ -39,8 +40,14 @@ import sys
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 EXPECT = re.compile(r"\b(?:expect_dmesg|wait_dmesg)\s")
 MIN_PIECE = 6
+# The module tree of a crate, as check-modules.py resolves it.
+_spec = importlib.util.spec_from_file_location(
+    "check_modules", os.path.join(os.path.dirname(os.path.abspath(__file__)), "check-modules.py")
+)
+_modules = importlib.util.module_from_spec(_spec)
+_spec.loader.exec_module(_modules)
+
 INCLUDE = re.compile(r"\{\{#include\s+([^}:\s]+)(?::[^}]*)?\}\}")
-PATH_ATTR = re.compile(r'#\[path\s*=\s*"([^"]+)"\]')
 
 
 def shell_words(text):
@@ -153,28 +160,13 @@ def in_order(ws, line):
 
 
 def skeleton_text(root, stage):
-    """The text of steps/STAGE's files and every file they include, with
-    format placeholders `{..}` turned into a separator."""
-    todo = [f for f in glob.glob(os.path.join(root, "steps", stage, "**", "*"), recursive=True)
-            if os.path.isfile(f)]
-    seen, texts = set(), []
-    while todo:
-        f = os.path.normpath(todo.pop())
-        if f in seen or not os.path.isfile(f):
-            continue
-        seen.add(f)
-        try:
-            t = open(f, encoding="utf-8").read()
-        except UnicodeDecodeError:
-            continue
-        texts.append(t)
-        for m in PATH_ATTR.finditer(t):
-            todo.append(os.path.join(os.path.dirname(f), m.group(1)))
-        if f.endswith(".rs"):
-            # `mod x;` beside it (x.rs, or x/mod.rs, in the folder of a crate root).
-            for m in re.finditer(r"^\s*(?:pub(?:\([^)]*\))?\s+)?mod\s+(\w+)\s*;", t, re.M):
-                base = os.path.dirname(f)
-                todo += [os.path.join(base, m.group(1) + ".rs"), os.path.join(base, m.group(1), "mod.rs")]
+    """The text of the files steps/STAGE's modules compile (their own, and
+    every file they include by `#[path]`: check-modules.py's module tree),
+    with format placeholders `{..}` turned into a separator."""
+    files = set()
+    for crate_root in _modules.crate_roots(root, "steps", stage):
+        files |= set(_modules.modules(crate_root).values())
+    texts = [open(f, encoding="utf-8").read() for f in sorted(files)]
     text = "\n".join(texts)
     # Rust escapes in string literals, and a line continued with "\".
     text = re.sub(r"\\\n\s*", "", text).replace('\\"', '"').replace("\\n", "\n")
