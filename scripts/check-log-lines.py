@@ -31,7 +31,6 @@ Usage: scripts/check-log-lines.py [--root DIR] [STAGE...]
 """
 
 import argparse
-import glob
 import importlib.util
 import os
 import re
@@ -194,9 +193,7 @@ def main():
     ap.add_argument("stages", nargs="*")
     args = ap.parse_args()
     root = os.path.abspath(args.root)
-    stages = sorted(os.path.basename(d) for d in glob.glob(os.path.join(root, "tests", "[0-9][0-9]-*")))
-    if args.stages:
-        stages = [s for s in stages if any(s == a or s.startswith(a.zfill(2) + "-") for a in args.stages)]
+    stages = _modules.stage_names(root, args.stages)
     problems, checked = [], 0
     for stage in stages:
         test = os.path.join(root, "tests", stage, "test.sh")
