@@ -163,14 +163,14 @@ run_vms() {
 	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
 	# controllers) boot alone, with kmemleak if they ask for it; stages
 	# with the same BOOT=NAME (the same devices, vCPUs and QMP: stages split
-	# from one, such as 11 to 14) boot together, as one boot of their own.
-	local own=() groups=() g
+	# from one, such as 11 to 13) boot together, as one boot of their own.
+	# A stage of its own is a group of one.
+	local groups=() g
 	declare -A group_of=()
 	for r in "$@"; do
 		g=$(stage_env "${r%%:*}" BOOT)
-		if [ "$g" = own ]; then
-			own+=("$r")
-		elif [ -n "$g" ]; then
+		[ "$g" != own ] || g="own:${r%%:*}"
+		if [ -n "$g" ]; then
 			[ -n "${group_of[$g]:-}" ] || groups+=("$g")
 			group_of[$g]+=" $r"
 		elif wants_kmemleak "$r"; then
@@ -181,11 +181,6 @@ run_vms() {
 	done
 	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
 	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
-	for r in "${own[@]}"; do
-		local append=""
-		wants_kmemleak "$r" && append="kmemleak=on"
-		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "$r"
-	done
 	for g in "${groups[@]}"; do
 		# shellcheck disable=SC2206 # the group's stages, one word each
 		local members=(${group_of[$g]}) append=""
