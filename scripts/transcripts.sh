@@ -14,6 +14,8 @@
 #   check-NN-solutions make check STEP=NN FAST=1 of a steps/NN-* that is
 #                      solutions/NN-* (its files copied over the skeleton's;
 #                      a skeleton's #[path]s into ../../solutions/ still work)
+#   run-15-goal        make run STEP=15 FROM=solutions with the session of
+#                      chapter 15's goal: 10000 tasks, 16 sleepers, rmmod
 #   run-16-goal        make run STEP=16 FROM=solutions with the session of
 #                      chapter 16's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
@@ -34,7 +36,7 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
+# run-15-goal, run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
 # (stage 17's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-10 and check-13
 # about 110 s, check-19 140 s and check-18 190 s. Re-run this after
@@ -51,7 +53,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-13-steps check-16-steps check-17-steps check-18-steps run-16-goal)
+ALL+=(check-13-steps check-16-steps check-17-steps check-18-steps run-15-goal run-16-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -132,6 +134,14 @@ for name in "${NAMES[@]}"; do
 	check-[0-9][0-9]-solutions)
 		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
 		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
+	run-15-goal)
+		# Traced as run-16-goal; each workload's kernel log (without time
+		# stamps) once it is done, then rmmod's.
+		m=build/modules-fast/solutions/15-executor/rexec.ko
+		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
+		pristine && capture "$name" "$PRISTINE" make run STEP=15 FROM=solutions \
+			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000 sleepers=0; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=0 pending=1000; time rmmod rexec; dmesg -t'"
+		;;
 	run-16-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
 		# make run loaded rasync with 4 workers: the goal has 2. The

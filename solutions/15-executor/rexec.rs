@@ -76,7 +76,7 @@ module! {
 
 /// The time unit of the sleepers.
 const SLEEP_STEP_MS: i64 = 50;
-/// The short tasks log a progress line each time this many have finished.
+/// A progress line each time this many short tasks are spawned, and finished.
 const PROGRESS_EVERY: u32 = 1000;
 
 // ANCHOR: many
@@ -99,6 +99,11 @@ async fn many_tasks(executor: Arc<Executor>, n: u32) -> Result {
             u64::from(i) * u64::from(i)
         })?;
         handles.push(handle, GFP_KERNEL)?;
+        // Spawning is progress too: a waiting test can then tell tasks that
+        // are spawned but never finish (a lost wakeup) from a slow machine.
+        if (i + 1) % PROGRESS_EVERY == 0 {
+            pr_info!("progress: {} of {} tasks spawned\n", i + 1, n);
+        }
     }
     let mut sum: u64 = 0;
     // (`pop`, not a `for` loop: the kernel's `IntoIter` is not `Send`.)

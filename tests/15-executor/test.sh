@@ -34,10 +34,14 @@ load tasks=$N sleepers=0 || {
 	exit
 }
 # Under TCG on a busy debug kernel this can take a minute or more: wait as
-# long as the tasks' progress lines keep coming (every 1000 tasks), and call
-# it stuck when none came for 45 s.
+# long as progress lines keep coming (every 1000 tasks spawned, and every
+# 1000 done), and call it stuck when none came for 45 s. Spawned lines count:
+# the work queue is first in, first out, so a task's second poll waits behind
+# the first polls of every task spawned before it, and the first "done" line
+# may come only when nearly all are spawned. A stall after "10000 of 10000
+# tasks spawned" is tasks that never run again: a lost wakeup.
 if ! wait_progress "$N short tasks run, each yields once, and one task joins them all" \
-	"$N tasks done, sum of squares $SUM " "progress: [0-9]+ of $N tasks done" 45; then
+	"$N tasks done, sum of squares $SUM " "progress: [0-9]+ of $N tasks (spawned|done)" 45; then
 	finish
 	exit
 fi
