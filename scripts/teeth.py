@@ -19,6 +19,16 @@ Variants (tree names teeth-NN-ID, in build/teeth/ and build/modules-FLAVOUR/):
            statements that are not declarations (`let`), returns, tail
            values or items; at most --max-lines per exercise. A variant that
            does not compile is a tooth at compile time and is not run.
+  wN       a plausible wrong version a learner could write (an off-by-one,
+           a missing bound, a wrong field), from tests/NN-name/wrong.txt:
+               == wN K what the wrong version does (K: its exercise)
+               --- FILE            (a file of the solution's folder)
+               the solution's lines, exactly (they must occur once)
+               +++
+               the wrong version's lines
+           (several ---/+++ pairs may follow one ==; lines starting with
+           # before the first == are comments). Every wrong version must
+           fail a check: one that passes everything is NO TEETH too.
 
   --lines           also make the statement-deletion variants
   --max-lines N     at most N statement variants per exercise (6)
@@ -352,6 +362,49 @@ class Variant:
         self.failed = []
 
 
+def wrong_versions(stage):
+    """The variants of tests/STAGE/wrong.txt (see the module's doc)."""
+    path = os.path.join(REPO, "tests", stage, "wrong.txt")
+    if not os.path.exists(path):
+        return []
+    out, cur, edit, part = [], None, None, None
+    for n, line in enumerate(read_lines(path), 1):
+        m = re.match(r"== (w\d+) (\d+) (.*)$", line.rstrip("\n"))
+        if m:
+            cur = {"id": m.group(1), "exercise": int(m.group(2)), "what": m.group(3), "edits": []}
+            out.append(cur)
+            part = None
+        elif cur is None:
+            if line.strip() and not line.startswith("#"):
+                sys.exit(f"{path}:{n}: text before the first '== wN K what'")
+        elif line.startswith("--- "):
+            edit = {"file": line[4:].strip(), "old": [], "new": []}
+            cur["edits"].append(edit)
+            part = "old"
+        elif line.rstrip("\n") == "+++" and part == "old":
+            part = "new"
+        elif part:
+            edit[part].append(line)
+        elif line.strip():
+            sys.exit(f"{path}:{n}: expected '--- FILE' after '== {cur['id']} ...'")
+    variants = []
+    for w in out:
+        files = {}
+        for e in w["edits"]:
+            f = e["file"]
+            if f not in files:
+                files[f] = read_lines(os.path.join(REPO, "solutions", stage, f))
+            text = "".join(files[f])
+            old = "".join(e["old"]).rstrip("\n") + "\n"
+            new = "".join(e["new"]).rstrip("\n") + "\n" if "".join(e["new"]).strip() else ""
+            if text.count(old) != 1:
+                sys.exit(f"{path}: {w['id']}: its {f} lines occur {text.count(old)} times in "
+                         f"solutions/{stage}/{f}, not once")
+            files[f] = text.replace(old, new).splitlines(keepends=True)
+        variants.append(Variant(stage, w["id"], w["exercise"], f"wrong version: {w['what']}", files))
+    return variants
+
+
 def variants_of(stage, lines=False, max_lines=6):
     regions, texts = regions_of(stage)
     out = []
@@ -390,7 +443,7 @@ def variants_of(stage, lines=False, max_lines=6):
                 short = text if len(text) <= 90 else text[:87] + "..."
                 out.append(Variant(stage, f"e{k}-l{n}", k, f"exercise {k}: {f}:{first + 1} deleted: `{short}`",
                                    {f: new}))
-    return out
+    return out + wrong_versions(stage)
 
 
 def write_tree(v):

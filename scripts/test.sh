@@ -298,9 +298,11 @@ learner_report() {
 	if [ "$ended" != 1 ]; then
 		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$log")"
 	elif [ "$f" = 0 ]; then
-		say "$stage: all $p checks pass. Well done! On to the next chapter."
+		# The build is a check too (counted by ok above): one count, the
+		# same as the closing "N passed, N failed".
+		say "$stage: all $((p + 1)) checks pass (the build and $p of the test). Well done! On to the next chapter."
 	else
-		say "$stage: $f of $((p + f)) checks fail: see the ✗ lines above (full VM log: ${log#"$REPO"/})"
+		say "$stage: $f of $((p + f + 1)) checks fail (the build passed; $f of the test's $((p + f))): see the ✗ lines above (full VM log: ${log#"$REPO"/})"
 	fi
 }
 

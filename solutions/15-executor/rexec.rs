@@ -39,6 +39,7 @@ mod executor;
 #[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 mod sleep;
+#[path = "../../solutions/lib/exec/task_state.rs"]
 mod task_state;
 mod waker;
 

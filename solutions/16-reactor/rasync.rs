@@ -31,11 +31,12 @@ use kernel::{
 mod executor;
 #[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
-#[path = "../../solutions/15-executor/task_state.rs"]
+#[path = "../../solutions/lib/exec/task_state.rs"]
 mod task_state;
 #[path = "../../solutions/15-executor/waker.rs"]
 mod waker;
 // Stage 14's socket, changed: calls that do not wait, and readiness.
+#[path = "../../solutions/lib/kshim/socket.rs"]
 mod socket;
 // New in stage 16: the reactor, and the sockets' futures.
 mod async_socket;

@@ -31,7 +31,7 @@ use kernel::{
 mod executor;
 #[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
-#[path = "../../solutions/15-executor/task_state.rs"]
+#[path = "../../solutions/lib/exec/task_state.rs"]
 mod task_state;
 #[path = "../../solutions/15-executor/waker.rs"]
 mod waker;
@@ -40,7 +40,7 @@ mod waker;
 mod async_socket;
 #[path = "../../solutions/16-reactor/reactor.rs"]
 mod reactor;
-#[path = "../../solutions/16-reactor/socket.rs"]
+#[path = "../../solutions/lib/kshim/socket.rs"]
 mod socket;
 // Stage 17's codec, unchanged: the server uses half of it (it decodes
 // requests and encodes replies; the host tests use the other half).
@@ -48,9 +48,12 @@ mod socket;
 #[path = "../../solutions/17-9p-protocol/p9.rs"]
 mod p9;
 // New in stage 18: the fids, the parameters, the server, the VFS calls.
+#[path = "../../solutions/lib/r9p/fid.rs"]
 mod fid;
+#[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 mod server;
+#[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
 
 use async_socket::{

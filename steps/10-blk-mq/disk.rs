@@ -357,22 +357,29 @@ impl<Z: Speedups> Disk<Z> {
     /// bounce buffer claimed, the first command submitted, the doorbell
     /// rung if `ring`.
     fn queue_rq(&self, rq: ARef<Request<NvmeDisk<Z>>>, ring: bool) -> Result {
-        // TODO (exercise 1): start the request:
-        // - its hardware queue (`request::hw_queue`) picks the `HwQueue`,
-        //   its tag (`request::tag`) the bounce buffer, which you claim
-        //   (`CmdBuffer::claim`; none free: EBUSY, and blk-mq tries again),
-        //   and is the command identifier;
-        // - its operation (`request::op`: `bindings::req_op_REQ_OP_READ`,
-        //   `_WRITE`, `_FLUSH`) the opcode; anything else is EOPNOTSUPP;
-        // - its length (`request::bytes`) must fit the bounce buffer
-        //   (`Claim::len`) and be whole blocks, else EIO;
-        // - an `InFlight` with the first block (`request::sector` is in
-        //   512-byte units) and `mapping: None`, then its `first_command`
-        //   (which copies a Write's data in), then
+        // TODO (exercise 1): Start `rq`: claim its tag's bounce buffer, make
+        // its first command and submit it on its hardware queue's I/O queue.
+        // The contract:
+        // - The tag (`request::tag`) is the command identifier and picks the
+        //   bounce buffer (`CmdBuffer::claim`); none free: `EBUSY`, and
+        //   blk-mq tries again later. The hardware queue
+        //   (`request::hw_queue`) picks the `HwQueue`.
+        // - Read, Write and Flush (`request::op`: `bindings::req_op_REQ_OP_*`)
+        //   become NVMe's opcodes; any other operation is `EOPNOTSUPP`.
+        // - The length (`request::bytes`) must fit the bounce buffer
+        //   (`Claim::len`) and be whole blocks of the namespace, else `EIO`.
+        // - The block layer counts 512-byte sectors (`request::sector`); the
+        //   namespace counts its own blocks of `1 << lba_shift` bytes (512
+        //   on two of the test's controllers, 4096 on rkw-b4). At which
+        //   block does the request start?
+        // - An `InFlight` (`mapping: None`) carries the request: its
+        //   `first_command` copies a Write's data in; submit that with
         //   `HwQueue::queue.issue_batched(tag, &cmd, r, ring)`.
+        // `make hint STEP=10` shows the shape, then a sketch.
         // Tests: "the host's pattern reads back bit for bit (4 KiB reads)" and
         // the data checks after it (1 MiB reads, fio, mkfs.ext4, the MDTS
-        // split, fault=3), and "I/O queue Q carried the I/O of its CPU".
+        // split, the "4 KiB blocks" checks of rkw-b4, fault=3), and "I/O
+        // queue Q carried the I/O of its CPU".
         let _ = (
             rq,
             ring,

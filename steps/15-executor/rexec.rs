@@ -41,7 +41,7 @@ mod executor;
 #[path = "../../solutions/lib/kshim/owned_queue.rs"]
 mod queue;
 mod sleep;
-#[path = "../../solutions/15-executor/task_state.rs"]
+#[path = "../../solutions/lib/exec/task_state.rs"]
 mod task_state;
 mod waker;
 

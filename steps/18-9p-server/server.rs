@@ -109,28 +109,31 @@ pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
 /// connection or sends a frame that cannot be answered (its size field is
 /// wrong: the stream cannot be resynchronised).
 async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
-    // TODO (exercise 1): Answer requests until the client closes the
-    // connection:
-    // - `let mut session = Session::new(root)?;` and an input buffer
-    //   `KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?`, with
-    //   `filled`, the number of bytes in it not answered yet;
-    // - in a loop: once `frame_size(&inbuf[..filled])` (use `get`) is
-    //   `Some(size)`:
-    //   - a `size` below `HEADER_SIZE` or above `session.msize`: the stream
-    //     cannot be trusted any more: `let len = session.refuse(...)`, send
-    //     `session.reply(len)?` with `stream.write_all(..).await?`, and
-    //     return `Err(EPROTO)`;
-    //   - `filled >= size`: the whole frame is there:
-    //     `let len = session.handle(&inbuf[..size])`, send
-    //     `session.reply(len)?`, move the bytes after the frame to the front
-    //     (`inbuf.copy_within(size..filled, 0)`, `filled -= size`), grow
-    //     `inbuf` to `session.msize` if a `Tversion` raised it
-    //     (`inbuf.resize(msize, 0, GFP_KERNEL)?`), and every `TURNS`
-    //     requests `yield_now().await`; then `continue`;
-    // - otherwise read more: `stream.read(&mut inbuf[filled..]).await?`
-    //   (use `get_mut`); 0 bytes means the client closed: `Ok(())`.
-    // Tests: the "mount msize=... cache=..." checks (while no mount works, the
-    // stage stops after them) and every check after them.
+    // TODO (exercise 1): Answer the client's requests, one whole frame at a
+    // time, until it closes the connection (a read of 0 bytes: `Ok(())`).
+    // The contract:
+    // - A frame is `size[4]` (the whole frame, this field included), then
+    //   `type[1] tag[2]`; `frame_size` reads the size once 4 bytes are in.
+    //   Bytes arrive in any pieces: one read may hold half a frame, or
+    //   several frames. Nothing received may be lost or answered twice.
+    // - Each whole frame gets exactly one reply: `Session::handle` encodes
+    //   it, `Session::reply(len)` is the bytes to send.
+    // - A size that can never be a frame, below `HEADER_SIZE` or above the
+    //   negotiated `session.msize`, ends the connection (the stream cannot
+    //   be resynchronised): send `Session::refuse`'s `Rlerror`, then return
+    //   `Err(EPROTO)`. Why must a size below the header end it too?
+    // - A `Tversion` may raise `session.msize` to 1 MiB: from then on a
+    //   frame that big must fit in the input buffer (`FIRST_MSIZE` at first).
+    // - Other connections share the workers: after every `TURNS` requests,
+    //   give them a turn (`yield_now().await`).
+    // - Slice with `get`/`get_mut` and `ok_or(EINVAL)?`: a panic is an oops.
+    // `make hint STEP=18` shows the loop's shape, then a sketch.
+    // Tests: the "mount msize=... cache=..." checks (while no mount works,
+    // the stage stops after them) and every check after them, in particular
+    // "raw 9P: a frame announcing more than msize bytes, or fewer than its
+    // 7-byte header, gets one Rlerror EPROTO, then the connection closes",
+    // the 60 KiB Twrite of "raw 9P: '..', names with '/', ..." and "raw 9P,
+    // one worker: a connection flooding it ... takes turns".
     let _ = (stream, root, frame_size, yield_now, HEADER_SIZE);
     Err(ENOSYS)
 }
@@ -385,28 +388,31 @@ impl Session {
     /// an entry its own position, so each entry learns its offset from the
     /// next one, and the last from where the listing stopped.
     fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
-        // TODO (exercise 3): List the open directory of `t.fid` from
-        // `t.offset`:
-        // - `let file = self.open_file(t.fid).map_err(ecode)?;` and
-        //   `limit`: `t.count`, at most `msize - RREAD_HEADER_SIZE`;
-        // - `file.readdir(t.offset, &mut |e| { ... })` calls the closure for
-        //   each entry: if `Dirent::FIXED_SIZE + e.name.len()` no longer
-        //   fits in `limit`, remember `e.pos` (where to continue) and return
-        //   `false`; otherwise push an `Entry` (qid: `qid_type(e.dtype)`,
-        //   `e.ino`; `pos: e.pos`; its name's range in a `names` buffer,
-        //   `names.extend_from_slice(e.name, GFP_KERNEL)`) and return `true`.
-        //   An allocation that fails: remember it, return `false`, and answer
-        //   `ENOMEM`. `readdir` returns the position after the last entry.
-        //   If not even the first entry fits, answer `EMSGSIZE`: an empty
-        //   reply would tell the client the directory ended.
-        // - Each `Dirent`'s `offset` is where the client continues *after*
-        //   it: the `pos` of the next entry, and for the last one the
-        //   remembered position (or what `readdir` returned at the end).
+        // TODO (exercise 3): Answer `Treaddir`: the entries of the open
+        // directory of `t.fid` (`self.open_file`), from position `t.offset`,
+        // as many as fit in `t.count` bytes and in `msize` less
+        // `RREAD_HEADER_SIZE`; an entry takes `Dirent::FIXED_SIZE` bytes and
+        // its name. `File::readdir` calls a closure for each entry (return
+        // `false` to stop) and returns the position after the last one.
+        // The contract:
+        // - An entry's `offset` is where the client resumes to get the
+        //   entries *after* it. Positions belong to the file system, which
+        //   gives each entry its own (`e.pos`): on tmpfs they count up, on
+        //   ext4 they are 64-bit hashes of the names. Never compute one.
+        // - Every entry exactly once, whatever `count` the client asks for:
+        //   resuming must neither repeat nor skip an entry, and reach the end.
+        // - An entry's qid path is its inode number, as in `Tgetattr`'s qid.
+        // - An empty reply means "the end of the directory": when not even
+        //   one entry fits in `count`, answer `EMSGSIZE`; an allocation that
+        //   fails, `ENOMEM`.
         // - Encode with `encode_rreaddir(tag, t.count, dirents, &mut
         //   self.out)`; the answer is the outcome's `len`.
-        // Tests: the "msize=... cache=...: diff -r of the export and the mount
-        // is clean" and "msize=... cache=...: find -printf ... is identical"
-        // checks, and "the 2000-entry directory lists the same names".
+        // `make hint STEP=18` shows the shape, then a sketch.
+        // Tests: the "msize=... cache=...: diff -r of the export and the
+        // mount is clean" and "... find -printf ... is identical" checks,
+        // "the 2000-entry directory lists the same names", "the inode numbers
+        // of the directory entries are the files'", and the three "an ext4
+        // export" checks (each listing has its own deadline).
         let _ = (
             tag,
             t,
@@ -502,21 +508,19 @@ struct Entry {
 ///   any other (the client reads it with `Treadlink`), and walking on from
 ///   it fails, because it is not a directory.
 fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-    // TODO (exercise 2): Walk one name from `dir`, confined to the export:
-    // - `dir` must be a directory (`dir.is_dir()`), or `ENOTDIR`;
-    // - `b""` is `ENOENT`; `b"."` is `dir` itself (`dir.clone()`);
-    // - `b".."` is `dir.parent`, and `dir` itself when it has none (the
-    //   export root is its own parent);
-    // - a name with a `/` or a NUL byte is `EINVAL`, one longer than
-    //   `NAME_MAX` is `ENAMETOOLONG`;
-    // - any other name: copy it into a `[0u8; NAME_MAX + 1]` buffer, make a
-    //   `CStr` of it (`CStr::from_bytes_until_nul`), look it up with
-    //   `dir.file.lookup(cname)?` (one component, symlinks not followed),
-    //   and return `Node::new(file, Some(dir.clone()))`.
+    // TODO (exercise 2): Walk one name from `dir`, confined to the export,
+    // by the rules in this function's documentation. Think about what each
+    // rule stops: the name reaches the VFS as a C string, one component,
+    // so what would `..`, `a/b` or `one\0x` reach if passed on as it is?
+    // Errors: `dir` not a directory `ENOTDIR`; an empty name `ENOENT`; a
+    // `/` or a NUL byte `EINVAL`; longer than `NAME_MAX` `ENAMETOOLONG`;
+    // else what `dir.file.lookup` (one component, symlinks not followed)
+    // returns; the node found is `Node::new(file, Some(dir.clone()))`.
+    // `make hint STEP=18` shows the match's shape, then a sketch.
     // Tests: the "msize=... cache=...: diff -r of the export and the mount is
     // clean" and "msize=... cache=...: find -printf ... is identical" checks
     // (mount itself needs no walk), the checks after them, and "raw 9P: '..',
-    // names with '/', symlinks, ...".
+    // names with '/', symlinks, ..." (which walks "one\0x" too).
     let _ = (dir, name, CStr::from_bytes_until_nul);
     Err(ENOSYS)
 }

@@ -54,9 +54,9 @@ mod queue;
 mod reactor;
 #[path = "../../solutions/15-executor/sleep.rs"]
 mod sleep;
-#[path = "../../solutions/16-reactor/socket.rs"]
+#[path = "../../solutions/lib/kshim/socket.rs"]
 mod socket;
-#[path = "../../solutions/15-executor/task_state.rs"]
+#[path = "../../solutions/lib/exec/task_state.rs"]
 mod task_state;
 #[path = "../../solutions/15-executor/waker.rs"]
 mod waker;
@@ -66,7 +66,7 @@ mod fid;
 #[path = "../../solutions/19-9p-hardening/group.rs"]
 mod group;
 mod limits;
-#[path = "../../solutions/18-9p-server/param.rs"]
+#[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 mod passwd;
 #[path = "../../solutions/19-9p-hardening/server.rs"]
@@ -75,7 +75,7 @@ mod user;
 // Stage 19 opens files with `File::open_read_checked` (`user.rs`), not
 // with stage 18's `open_read`.
 #[allow(dead_code)]
-#[path = "../../solutions/18-9p-server/vfs.rs"]
+#[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
 
 use async_socket::{

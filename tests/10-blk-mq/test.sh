@@ -1,13 +1,17 @@
 #!/bin/bash
-# Stage 10 test (runs in the VM): rnvme is a disk. Two controllers:
+# Stage 10 test (runs in the VM): rnvme is a disk. Three controllers:
 #   rkw-d0  QEMU's defaults (MDTS 512 KiB: no request needs splitting)
 #   rkw-m2  mdts=2: at most 16 KiB per command, so the driver splits
+#   rkw-b4  4096-byte logical blocks: the block layer's 512-byte sectors
+#           are not the namespace's blocks (a request's sector must be
+#           converted; on 512-byte blocks forgetting it goes unnoticed)
 # Checked: both disks appear with the namespace's size and block size; the
 # pattern the host wrote before boot reads back bit for bit; fio's
 # randwrite + crc32c verify (4k at QD1 and QD32, 4k-1m at QD32, one job
 # per vCPU pinned to it, so every hardware queue carries I/O); mkfs.ext4,
 # files written, e2fsck -fn clean, read back; every I/O queue's doorbells as
-# ring arithmetic predicts; the split transfers on rkw-m2; a read the
+# ring arithmetic predicts; the split transfers on rkw-m2; the pattern and
+# fio's verify on rkw-b4's 4 KiB blocks; a read the
 # controller fails (past the namespace's end) fails in user space too;
 # reloads; no splat, no leak, no protocol error in QEMU's trace. After the
 # VM, after-vm.sh finds the guest's last write in the image file.
@@ -20,8 +24,8 @@ CPUS=$(nproc) DEPTH=32 TAGS=31 NSZE=131072
 EXERCISE=4 # commands the probe sends through each I/O queue with io_reads=2
 MNT=/tmp/rkw09
 mapfile -t BDFS < <(nvme_bdfs)
-[ ${#BDFS[@]} -eq 2 ] || {
-	fail "the VM has two NVMe controllers" "found: ${BDFS[*]}"
+[ ${#BDFS[@]} -eq 3 ] || {
+	fail "the VM has three NVMe controllers" "found: ${BDFS[*]}"
 	finish
 	exit
 }
@@ -66,11 +70,12 @@ for b in "${BDFS[@]}"; do
 	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
 	[ -n "$s" ] && BDF_OF[$s]=$b && DISK[$s]=$(disk_of "$b")
 done
-D0=${BDF_OF[rkw-d0]:-none} M2=${BDF_OF[rkw-m2]:-none}
-if [ -n "${DISK[rkw-d0]:-}" ] && [ -n "${DISK[rkw-m2]:-}" ] && [ "${DISK[rkw-d0]}" != "${DISK[rkw-m2]}" ]; then
-	pass "one disk per controller: ${DISK[rkw-d0]} (rkw-d0) and ${DISK[rkw-m2]} (rkw-m2)"
+D0=${BDF_OF[rkw-d0]:-none} M2=${BDF_OF[rkw-m2]:-none} B4=${BDF_OF[rkw-b4]:-none}
+disks=$(for s in rkw-d0 rkw-m2 rkw-b4; do [ -z "${DISK[$s]:-}" ] || echo "${DISK[$s]}"; done | sort -u | wc -l)
+if [ "$disks" = 3 ]; then
+	pass "one disk per controller: ${DISK[rkw-d0]} (rkw-d0), ${DISK[rkw-m2]} (rkw-m2) and ${DISK[rkw-b4]} (rkw-b4)"
 else
-	fail "one disk per controller" "disks: rkw-d0 ${DISK[rkw-d0]:-none}, rkw-m2 ${DISK[rkw-m2]:-none}" "$(excerpt)"
+	fail "one disk per controller" "disks: rkw-d0 ${DISK[rkw-d0]:-none}, rkw-m2 ${DISK[rkw-m2]:-none}, rkw-b4 ${DISK[rkw-b4]:-none}" "$(excerpt)"
 fi
 expect_dmesg "rkw-d0: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, 128 KiB per command (the bounce buffer; MDTS is 512 KiB)" \
 	"^rnvme $D0: disk rnvme[0-9]+n1: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, at most 131072 bytes per command"
@@ -78,13 +83,16 @@ expect_dmesg "rkw-d0: the controller's volatile write cache is off (the block la
 	"^rnvme $D0: volatile write cache off"
 expect_dmesg "rkw-m2: 16 KiB per command (its MDTS)" \
 	"^rnvme $M2: disk rnvme[0-9]+n1: $NSZE blocks of 512 bytes, $CPUS hardware queues of $TAGS tags, at most 16384 bytes per command"
-for s in rkw-d0 rkw-m2; do
+expect_dmesg "rkw-b4: 4096-byte blocks, an eighth as many" \
+	"^rnvme $B4: disk rnvme[0-9]+n1: $((NSZE / 8)) blocks of 4096 bytes, $CPUS hardware queues of $TAGS tags, at most 131072 bytes per command"
+for s in rkw-d0:512 rkw-m2:512 rkw-b4:4096; do
+	bs=${s#*:} s=${s%:*}
 	dev=/dev/${DISK[$s]:-none}
 	size=$(blockdev --getsize64 "$dev" 2>&1) ss=$(blockdev --getss "$dev" 2>&1)
-	if [ "$size" = $((NSZE * 512)) ] && [ "$ss" = 512 ]; then
-		pass "$s: $dev has 64 MiB in 512-byte logical blocks"
+	if [ "$size" = $((NSZE * 512)) ] && [ "$ss" = "$bs" ]; then
+		pass "$s: $dev has 64 MiB in $bs-byte logical blocks"
 	else
-		fail "$s: $dev has 64 MiB in 512-byte logical blocks" "blockdev says: size $size, logical block size $ss"
+		fail "$s: $dev has 64 MiB in $bs-byte logical blocks" "blockdev says: size $size, logical block size $ss"
 	fi
 done
 unload
@@ -175,6 +183,23 @@ if [ $DATA = 1 ]; then
 	fi
 	unload
 
+	# ---- rkw-b4 alone: 4096-byte blocks -------------------------------------------------
+	bind_only "$B4"
+	mark
+	RKW_TRACE_START=$(nvme_trace_lines)
+	load io_reads=2 || { finish; exit; }
+	DEV=/dev/$(disk_of "$B4")
+	hint "queue_rq: the block layer counts 512-byte sectors, the command counts the namespace's blocks (lba_shift): convert the request's sector and length"
+	is_ok "4 KiB blocks: the pattern reads back in 4 KiB reads" python3 "$HERE/blocks.py" pattern "$DEV" 4096
+	is_ok "4 KiB blocks: the pattern reads back in 1 MiB reads" python3 "$HERE/blocks.py" pattern "$DEV" 1048576
+	fio_verify "4 KiB blocks: fio randwrite + verify, 4 KiB to 1 MiB at QD32" "$DEV" --bsrange=4k-1m --iodepth=32 --size=2M
+	if new_nvme_trace | grep -q pci_nvme_err; then
+		fail "4 KiB blocks: QEMU's model reported no error" "$(new_nvme_trace | grep pci_nvme_err | head -3)"
+	else
+		pass "4 KiB blocks: QEMU's model reported no error"
+	fi
+	unload
+
 	# ---- a command the controller fails ----------------------------------------------
 	bind_only "$D0"
 	mark
@@ -191,6 +216,7 @@ if [ $DATA = 1 ]; then
 	unload
 else
 	not_run "rkw-m2 (MDTS 16 KiB): split transfers"
+	not_run "rkw-b4: 4096-byte blocks"
 	not_run "fault=3: a read the controller fails"
 fi
 

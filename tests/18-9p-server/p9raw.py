@@ -2,12 +2,17 @@
 """A small 9P2000.L client that speaks the raw protocol to the stage-18
 server and checks what a mount never sends: `..` at the root, names with a
 `/`, a symlink opened or walked through, a fid reused, a Tflush of an unknown
-tag, unknown and write-like message types, a truncated message, a directory
+tag, unknown and write-like message types, a truncated message, a request
+larger than the first 8 KiB (after Tversion raised msize), a directory
 listed in small pieces.
 
 Usage: p9raw.py PORT  (the export must hold the fixture of test.sh)
-       p9raw.py PORT oversized  (a frame whose size field is beyond msize:
-                                 Rlerror EPROTO with its tag, then the close)
+       p9raw.py PORT oversized  (a frame whose size field is beyond msize,
+                                 or below the 7-byte header: Rlerror EPROTO,
+                                 then the close)
+       p9raw.py PORT list DIR COUNT  (the names in the export's directory
+                            DIR, read with Treaddir in replies of at most
+                            COUNT bytes, one a line, without . and ..)
        p9raw.py PORT fair  (with workers=1: a connection floods the server
                             with pipelined requests; another is answered
                             long before the flood ends: tasks take turns)
@@ -81,6 +86,11 @@ class Conn:
             raise AssertionError(f"type {ty} should fail, got type {rty}")
         return struct.unpack("<I", rbody)[0]
 
+    def outcome(self, ty, body):
+        """The errno of the Rlerror the request gets, or None if it succeeds."""
+        rty, rbody = self.rpc(ty, body)
+        return struct.unpack("<I", rbody)[0] if rty == RLERROR else None
+
     def version(self, msize=65536):
         body = self.ok(TVERSION, struct.pack("<I", msize) + s("9P2000.L"))
         return struct.unpack("<I", body[:4])[0]
@@ -149,9 +159,12 @@ def main():
     expect(c.walk(3, 4, [".."]) == [root], "'..' of a subdirectory is the root")
     expect(c.walk(3, 5, [".", "..", "d", ".."]) == [sub, root, sub, root], "'.' and '..' walk as names do")
 
-    # Names are single components.
-    for bad in ["d/big", "../etc", "/etc", "", "a\0b"]:
-        expect(c.error(TWALK, c.walk_body(1, 6, [bad])) in (ENOENT, EINVAL), f"the name {bad!r} is refused")
+    # Names are single components. "one\0x" would reach the file `one` if
+    # the name were cut at its NUL (as a C string is) instead of refused.
+    for bad in ["d/big", "../etc", "/etc", "", "a\0b", "one\0x"]:
+        got = c.outcome(TWALK, c.walk_body(1, 6, [bad]))
+        expect(got in (ENOENT, EINVAL), f"the name {bad!r} is refused with ENOENT or EINVAL, got "
+               + ("a walk that succeeded" if got is None else f"errno {got}"))
     expect(c.error(TGETATTR, struct.pack("<IQ", 6, 0x7FF)) == EBADF, "a refused walk creates no fid")
 
     # A symlink is reported, never followed: not opened, not walked through.
@@ -205,6 +218,14 @@ def main():
     expect(c.error(200, b"") == EOPNOTSUPP, "an unknown type gets Rlerror EOPNOTSUPP")
     expect(c.error(72, struct.pack("<I", 1) + s("x") + struct.pack("<II", 0o755, 0)) == EROFS, "Tmkdir gets EROFS")
     expect(c.error(118, struct.pack("<IQI", 9, 0, 1) + b"x") == EROFS, "Twrite gets EROFS")
+    # msize is 64 KiB now: a request of 60 KiB must be read whole, so the
+    # server's input buffer must have grown beyond its first 8 KiB.
+    try:
+        got = c.error(118, struct.pack("<IQI", 9, 0, 60000) + b"x" * 60000)
+    except EOFError:
+        raise AssertionError("a 60 KiB Twrite (msize 64 KiB): the server closed the connection instead of "
+                             "answering (does its input buffer grow to msize after Tversion?)")
+    expect(got == EROFS, f"a 60 KiB Twrite (msize 64 KiB) gets EROFS, got errno {got}")
     expect(c.error(TWALK, struct.pack("<IIH", 1, 12, 5)) == EPROTO, "a truncated Twalk gets EPROTO")
     expect(c.error(TWALK, c.walk_body(1, 12, ["d"] * 17)) == EPROTO, "a Twalk of 17 names gets EPROTO")
     expect(c.walk(1, 12, ["d"]) == [sub], "and the connection still serves")
@@ -231,7 +252,47 @@ def oversized():
     if c.sock.recv(1) != b"":
         raise AssertionError("after the Rlerror the connection stays open")
     c.sock.close()
-    print("ok: Rlerror EPROTO with the frame's tag, then the connection closed")
+    # A size field below the 7-byte header (size, type, tag) can never be a
+    # frame either: one Rlerror EPROTO, then the close. A server that takes
+    # such a frame as a request answers it and consumes 0 to 6 bytes: with
+    # size 0 it answers the same bytes forever.
+    for size in (0, 1, 6):
+        c = Conn(int(sys.argv[1]))
+        c.version(8192)
+        c.sock.settimeout(5)
+        c.sock.sendall(struct.pack("<IBH", size, TWALK, 78))
+        replies = []
+        try:
+            while len(replies) < 10:
+                rty, rtag, rbody = c.recv()
+                replies.append((rty, rtag, rbody[:4]))
+        except EOFError:
+            pass
+        except socket.timeout:
+            raise AssertionError(f"a frame of size {size} (below the 7-byte header): after {len(replies)} "
+                                 "replies the connection stays open")
+        finally:
+            c.sock.close()
+        if len(replies) != 1 or replies[0][0] != RLERROR or struct.unpack("<I", replies[0][2])[0] != EPROTO:
+            more = " or more" if len(replies) == 10 else ""
+            raise AssertionError(f"a frame of size {size} (below the 7-byte header) must get one Rlerror EPROTO, "
+                                 f"then the close; it got {len(replies)}{more} replies: {replies[:3]}")
+    print("ok: Rlerror EPROTO with the frame's tag, then the connection closed (sizes 1 MiB, 0, 1 and 6)")
+
+
+def list_dir():
+    """Lists the export's directory sys.argv[3] in pieces of sys.argv[4]
+    bytes: each Treaddir resumes from the offset of the last entry before."""
+    c = Conn(int(sys.argv[1]))
+    c.version(65536)
+    c.attach(1)
+    c.walk(1, 2, [sys.argv[3]])
+    c.ok(TLOPEN, struct.pack("<II", 2, 0))
+    names, _ = c.readdir_all(2, int(sys.argv[4]))
+    for name in names:
+        if name not in (b".", b".."):
+            print(name.decode(errors="replace"))
+    c.sock.close()
 
 
 def fair(requests=30000):
@@ -279,7 +340,7 @@ def fair(requests=30000):
 
 if __name__ == "__main__":
     try:
-        {"oversized": oversized, "fair": fair}.get(sys.argv[2] if sys.argv[2:] else "", main)()
+        {"oversized": oversized, "fair": fair, "list": list_dir}.get(sys.argv[2] if sys.argv[2:] else "", main)()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")
         sys.exit(1)

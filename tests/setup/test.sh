@@ -96,6 +96,19 @@ elif grep -q 'iproute2' <<<"$out"; then
 else
 	notok "host_check fails when ip is missing, and names iproute2" "$out"
 fi
+# mkfs.ext4 and e2fsck (stages 10-13, 18) are in e2fsprogs, which a minimal
+# Debian 13 lacks; they live in /usr/sbin (RKW_SBIN_DIRS empty: PATH alone).
+for c in ip mkfs.ext4; do
+	p=$(command -v "$c" || ls /usr/sbin/"$c" /sbin/"$c" 2>/dev/null | head -1) && ln -sf "$p" "$W/bin/$c"
+done
+rm -f "$W/bin/mkfs.ext4"
+if out=$(as_setup "RKW_SBIN_DIRS= PATH=$W/bin host_check" 2>&1); then
+	notok "host_check fails when mkfs.ext4 (e2fsprogs) is missing" "it passed: $out"
+elif grep -q 'mkfs.ext4 (e2fsprogs)' <<<"$out"; then
+	ok "host_check fails when mkfs.ext4 is missing, and names e2fsprogs"
+else
+	notok "host_check fails when mkfs.ext4 is missing, and names e2fsprogs" "$out"
+fi
 
 # stage_env reads a stage's own settings, not the caller's variables of the
 # same name: scripts/test.sh counts its boots in BOOT, a stage.env setting

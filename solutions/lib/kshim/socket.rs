@@ -13,6 +13,10 @@
 //! `try_send` fail with `EAGAIN` instead of waiting, and [`Socket`] tells
 //! the reactor (`reactor.rs`) what it needs to wait instead: the socket's
 //! wait queue and its readiness mask.
+//!
+//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 16 on. TODO:
+//! replace with a `kernel::net` socket abstraction once there is one
+//! upstream (7.3's `kernel::net` has PHY drivers and netlink only).
 
 use core::{
     ffi::c_int,
