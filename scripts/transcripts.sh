@@ -14,6 +14,8 @@
 #   check-NN-solutions make check STEP=NN FAST=1 of a steps/NN-* that is
 #                      solutions/NN-* (its files copied over the skeleton's;
 #                      a skeleton's #[path]s into ../../solutions/ still work)
+#   run-10-goal        make run STEP=10 FROM=solutions with the session of
+#                      chapter 10's goal: the disks, lsblk, the pattern, ext4
 #   run-15-goal        make run STEP=15 FROM=solutions with the session of
 #                      chapter 15's goal: 10000 tasks, 16 sleepers, rmmod
 #   run-16-goal        make run STEP=16 FROM=solutions with the session of
@@ -36,7 +38,7 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-15-goal, run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
+# run-10-goal, run-15-goal, run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
 # (stage 17's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-10 and check-13
 # about 110 s, check-19 140 s and check-18 190 s. Re-run this after
@@ -53,7 +55,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-13-steps check-16-steps check-17-steps check-18-steps run-15-goal run-16-goal)
+ALL+=(check-13-steps check-16-steps check-17-steps check-18-steps run-10-goal run-15-goal run-16-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -134,6 +136,12 @@ for name in "${NAMES[@]}"; do
 	check-[0-9][0-9]-solutions)
 		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
 		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
+	run-10-goal)
+		# Traced as run-16-goal. (No double quotes in CMD: make passes it
+		# on inside double quotes.)
+		pristine && capture "$name" "$PRISTINE" make run STEP=10 FROM=solutions \
+			"CMD='set -x; dmesg -t | grep -e serial -e disk.rnvme; lsblk -o NAME,SIZE,LOG-SEC,ROTA /dev/rnvme0n1 /dev/rnvme1n1 /dev/rnvme2n1; dd if=/dev/rnvme0n1 bs=512 count=1 iflag=direct status=none | head -c 64; echo; mkfs.ext4 -q -F -E nodiscard /dev/rnvme0n1 && mkdir -p /tmp/m && mount /dev/rnvme0n1 /tmp/m && df -h /tmp/m; umount /tmp/m; rmmod rnvme; dmesg -t | grep 0a.0 | tail -n 5'"
+		;;
 	run-15-goal)
 		# Traced as run-16-goal; each workload's kernel log (without time
 		# stamps) once it is done, then rmmod's.

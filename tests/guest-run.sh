@@ -44,14 +44,35 @@ for run in "${runs[@]}"; do
 	if [ -z "$KO" ]; then
 		echo "not ok 1 $MODULE.ko was built" | tee "$out"
 	else
-		KO=$PWD/$KO timeout -k 5 "${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
+		limit=${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}
+		# The test's library writes the running step's mark and hint here.
+		RKW_STATE=$(mktemp)
+		KO=$PWD/$KO RKW_STATE=$RKW_STATE timeout -k 5 "$limit" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
 			tee "$out" | sed -u 's/^/    /'
 		rc=${PIPESTATUS[0]}
 		if [ "$rc" -ne 0 ]; then
 			last=$(grep -cE '^(not )?ok [0-9]+ ' "$out")
-			echo "not ok $((last + 1)) the test script finished (exit status $rc$([ "$rc" = 124 ] && echo ": timed out after ${TIMEOUT:-240} s"))" |
-				tee -a "$out" | sed 's/^/    /'
+			if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
+				# Stopped by the time limit: say where, with the hint of
+				# the step that was running and the kernel log since it
+				# began, rather than a bare exit status.
+				after=$(grep -E '^(not )?ok [0-9]+ ' "$out" | tail -1 | sed -E 's/^(not )?ok [0-9]+ //; s/ # SKIP.*//')
+				mark=$(sed -n 's/^mark //p' "$RKW_STATE") hint=$(sed -n 's/^hint //p' "$RKW_STATE")
+				{
+					echo "not ok $((last + 1)) the step after \"${after:-the start of the test}\" finished within the stage's time limit"
+					echo "# got: still running after $limit s, the whole stage's limit (TIMEOUT in tests/$STAGE/stage.env): the test script was stopped there"
+					[ -z "$hint" ] || echo "# hint: $hint"
+					if [ -n "$mark" ]; then
+						echo "# dmesg since that step began:"
+						dmesg | sed -n "/$mark/,\$p" | sed '1d; s/^\[ *[0-9.]*\] //' | tail -n 15 | sed 's/^/#   /'
+					fi
+				} | tee -a "$out" | sed 's/^/    /'
+			else
+				echo "not ok $((last + 1)) the test script finished (exit status $rc)" |
+					tee -a "$out" | sed 's/^/    /'
+			fi
 		fi
+		rm -f "$RKW_STATE"
 	fi
 	# A module the test left behind would spoil the next run.
 	grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
