@@ -50,7 +50,7 @@ else
 	say "the NVMe benchmark failed (see ${OUT#"$REPO"/}/bench.log and nvme-samples.txt)"
 fi
 
-say "9P servers: r9p (stage 19) vs diod vs QEMU's 9p, v9fs mounts, alternating samples"
+say "9P servers: r9p (stage 21) vs diod vs QEMU's 9p, v9fs mounts, alternating samples"
 "$REPO/scripts/bench-9p-servers.sh" 3 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" |
 	awk '/^9p-/ { print $1, $2, $3 }' >>"$RES" || say "the 9P server benchmark failed (see ${OUT#"$REPO"/}/9p-servers.log)"
 grep '^9p-ratio' "$RES" || true

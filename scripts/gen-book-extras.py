@@ -51,7 +51,7 @@ owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 The previous stage MM ("the stage this one started from"), decided from the
 code first, then from the book's parts:
   1. the nearest earlier stage whose MODULE is the same (the crate goes on:
-     05-13 follow 04-12, 19 follows 18);
+     05-13 follow 04-12, 19-21 follow 18-20);
   2. else the nearest earlier stage whose solution files this one includes
      by `#[path]` (16 follows 15, 18 follows 17);
   3. else the stage just before it in the same part of book/src/SUMMARY.md

@@ -72,7 +72,7 @@ DEB_KERNEL=(
 )
 DEB_BROWSER=(chromium) # scripts/book-browser-check.py: the book in a headless browser (make test)
 DEB_STAGE_TOOLS=(
-	fio nvme-cli diod # tools of the NVMe and 9P stages (04-19)
+	fio nvme-cli diod # tools of the NVMe and 9P stages (04-21)
 	e2fsprogs         # mkfs.ext4, e2fsck (stages 10, 13): not in a minimal Debian 13
 	g++ git           # fuzzing
 	zstd              # make kit / make kit-install

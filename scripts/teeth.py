@@ -610,13 +610,13 @@ def after_vm(stage, keep, log):
 # The host tests (tests/host) that test a stage's files: run on a variant
 # that changes one of those files. Stage 17 has no other test; stage 09's
 # after-vm.sh runs its prp tests (on the solution: see run_vm); stage 11's
-# passthru.rs and stage 19's passwd.rs/group.rs are core-only files whose
+# passthru.rs and stage 21's passwd.rs/group.rs are core-only files whose
 # rules the host tests check one by one (the VM test only samples them).
 HOST_TESTS = {
     "17-9p-protocol": ("p9", None),
     "09-prp-lists": ("nvme_prp", {"prp.rs"}),
     "11-passthrough": ("nvme_passthru", {"passthru.rs"}),
-    "19-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
+    "21-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
 }
 
 

@@ -41,7 +41,7 @@
 # run-10-goal, run-15-goal, run-16-goal, check-NN-* and test-01 one each, all on the fast kernel
 # (stage 17's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-10 and check-13
-# about 110 s, check-19 140 s and check-18 190 s. Re-run this after
+# about 110 s, check-21 140 s and check-18 190 s. Re-run this after
 # changing what run.sh, test.sh, vm.sh, setup.sh or a tests/NN-* print.
 # The header's time is the whole command's (build and boot included).
 set -euo pipefail

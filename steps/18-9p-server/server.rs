@@ -4,24 +4,25 @@
 //!
 //! Each connection is one task on the executor. It reads whole frames from
 //! its socket (awaiting the reactor when nothing has arrived), decodes them
-//! with the stage-14 codec, calls the VFS (blocking is fine: a task runs on
+//! with the stage-17 codec, calls the VFS (blocking is fine: a task runs on
 //! a worker thread), and writes the reply. Requests are answered one at a
 //! time, in order: so by the time a `Tflush` arrives, the request it names
 //! was answered already, and `Rflush` is all there is to say.
+//!
+//! Walking a name and listing a directory are the [`Namespace`] the
+//! connection is served with: stages 19 and 20 write them, and plug them in
+//! without changing this file.
 
 use crate::{
+    async_socket::AsyncStream,
     executor::yield_now,
-    fid::{
+    fid::FidTable,
+    node::{
         qid_of,
-        FidTable,
         Node, //
     },
     p9::{
         self,
-        dirent::{
-            encode_rreaddir,
-            Dirent, //
-        },
         error::errno,
         frame::{
             self,
@@ -30,12 +31,7 @@ use crate::{
             NOFID,
             RREAD_HEADER_SIZE, //
         },
-        qid::{
-            Qid,
-            QTDIR,
-            QTFILE,
-            QTSYMLINK, //
-        },
+        qid::Qid,
         reply::{
             Rattach,
             Rgetattr,
@@ -60,10 +56,8 @@ use crate::{
         Reply,
         Request, //
     },
-    vfs::File,
-    AsyncStream, //
+    vfs::File, //
 };
-use core::ffi::CStr;
 use kernel::{
     bindings,
     prelude::*,
@@ -77,8 +71,6 @@ pub(crate) const MAX_MSIZE: u32 = 1024 * 1024;
 const MIN_MSIZE: u32 = 4096;
 /// The buffer size before `Tversion` set the real one.
 const FIRST_MSIZE: u32 = 8192;
-/// The longest name a walk may use (`NAME_MAX`).
-const NAME_MAX: usize = 255;
 /// Requests a connection answers before it lets other tasks have a turn.
 const TURNS: u32 = 16;
 
@@ -92,10 +84,40 @@ const WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000;
 /// does not know them, the server answers them with `EROFS`.
 const WRITE_TYPES: [u8; 13] = [14, 16, 18, 20, 26, 32, 70, 72, 74, 76, 114, 118, 122];
 
+// ANCHOR: namespace
+/// What the next stages add to the server: walking a name (stage 19) and
+/// listing a directory (stage 20). A connection is served with one
+/// namespace, a type the crate root defines and names
+/// (`service::Server<N>`); `Twalk` and `Treaddir` go through it. The
+/// defaults refuse, with `EOPNOTSUPP`: stage 18's namespace has only them.
+pub(crate) trait Namespace: 'static {
+    /// The node `name` names in the directory `dir`: one step of a walk.
+    fn step(_dir: &Arc<Node>, _name: &[u8]) -> Result<Arc<Node>> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Answers `t` for the directory `file` (open): encodes in `out` an
+    /// `Rreaddir` with `tag` of as many entries as fit in `limit` bytes
+    /// (what the client's `count` and `msize` allow), and returns its
+    /// length.
+    fn readdir(
+        _file: &File,
+        _t: Treaddir,
+        _limit: usize,
+        _tag: u16,
+        _out: &mut [u8],
+    ) -> Result<usize> {
+        Err(EOPNOTSUPP)
+    }
+}
+
+// ANCHOR_END: namespace
+
 // ANCHOR: serve
-/// One connection's task. Dropping the stream at the end closes it.
-pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
-    match serve_requests(&stream, root).await {
+/// One connection's task, served with the namespace `N`. Dropping the
+/// stream at the end closes it.
+pub(crate) async fn serve<N: Namespace>(stream: AsyncStream, root: Arc<Node>) {
+    match serve_requests::<N>(&stream, root).await {
         Ok(()) => {}
         // The client went away without a goodbye: an everyday event.
         Err(e) if e == ECONNRESET || e == EPIPE => {}
@@ -108,7 +130,7 @@ pub(crate) async fn serve(stream: AsyncStream, root: Arc<Node>) {
 /// Reads frames from `stream` and answers each, until the client closes the
 /// connection or sends a frame that cannot be answered (its size field is
 /// wrong: the stream cannot be resynchronised).
-async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
+async fn serve_requests<N: Namespace>(stream: &AsyncStream, root: Arc<Node>) -> Result {
     // TODO (exercise 1): Answer the client's requests, one whole frame at a
     // time, until it closes the connection (a read of 0 bytes: `Ok(())`).
     // The contract:
@@ -130,11 +152,12 @@ async fn serve_requests(stream: &AsyncStream, root: Arc<Node>) -> Result {
     // `make hint STEP=18` shows the loop's shape, then a sketch.
     // Tests: the "mount msize=... cache=..." checks (while no mount works,
     // the stage stops after them) and every check after them, in particular
-    // "raw 9P: a frame announcing more than msize bytes, or fewer than its
-    // 7-byte header, gets one Rlerror EPROTO, then the connection closes",
-    // the 60 KiB Twrite of "raw 9P: '..', names with '/', ..." and "raw 9P,
-    // one worker: a connection flooding it ... takes turns".
+    // "raw 9P: msize, Tauth, fids reused, ..., a 60 KiB request", "raw 9P: a
+    // frame announcing more than msize bytes, or fewer than its 7-byte
+    // header, gets one Rlerror EPROTO, then the connection closes" and "raw
+    // 9P, one worker: a connection flooding it ... takes turns".
     let _ = (stream, root, frame_size, yield_now, HEADER_SIZE);
+    let _ = Session::handle::<N>;
     Err(ENOSYS)
 }
 
@@ -206,9 +229,9 @@ impl Session {
     /// Answers the request in `frame` (one whole frame); returns the length
     /// of the reply in `self.out`. Every request gets a reply: an error, a
     /// malformed message, an unknown type all get `Rlerror`.
-    fn handle(&mut self, frame: &[u8]) -> usize {
+    fn handle<N: Namespace>(&mut self, frame: &[u8]) -> usize {
         let (tag, answer) = match p9::decode_request(frame, self.msize) {
-            Ok(request) => (request.tag, self.dispatch(request.tag, request.body)),
+            Ok(request) => (request.tag, self.dispatch::<N>(request.tag, request.body)),
             Err(e) => {
                 // The header was checked before: its tag and type are there.
                 let header = frame::read_header(frame, self.msize).ok();
@@ -226,7 +249,7 @@ impl Session {
     }
 
     /// Answers one decoded request.
-    fn dispatch(&mut self, tag: u16, request: Request<'_>) -> Answer {
+    fn dispatch<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {
         let reply = match request {
             Request::Version(t) => return self.version(tag, t),
             // No authentication: attach with afid = NOFID.
@@ -240,10 +263,10 @@ impl Session {
             }
             // Requests are answered in order: the one to flush is answered.
             Request::Flush(_) => Reply::Flush,
-            Request::Walk(t) => return self.walk(tag, t),
+            Request::Walk(t) => return self.walk::<N>(tag, t),
             Request::Lopen(t) => self.lopen(t).map_err(ecode)?,
             Request::Read(t) => return self.read(tag, t),
-            Request::Readdir(t) => return self.readdir(tag, t),
+            Request::Readdir(t) => return self.readdir::<N>(tag, t),
             Request::Getattr(t) => self.getattr(t).map_err(ecode)?,
             Request::Readlink(t) => return self.readlink(tag, t.fid),
             Request::Statfs(t) => self.statfs(t.fid).map_err(ecode)?,
@@ -293,7 +316,7 @@ impl Session {
     /// could be walked, `newfid` names the file reached. Otherwise the reply
     /// lists the qids of the names that could be (an error if not even the
     /// first could), and `newfid` is not created.
-    fn walk(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
+    fn walk<N: Namespace>(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
         let mut node = self.fids.get(t.fid).map_err(ecode)?.node.clone();
         if t.newfid != t.fid && self.fids.contains(t.newfid) {
             return Err(ecode(EEXIST));
@@ -301,7 +324,7 @@ impl Session {
         let mut qids = [Qid::default(); MAX_WALK_ELEMENTS];
         let mut walked = 0;
         for name in t.names.iter() {
-            match step(&node, name) {
+            match N::step(&node, name) {
                 Ok(next) => {
                     // Decoding checked there are at most 16 names.
                     if let Some(slot) = qids.get_mut(walked) {
@@ -360,11 +383,6 @@ impl Session {
     }
     // ANCHOR_END: lopen
 
-    /// The open file of `fid`; `EBADF` if it is not open.
-    fn open_file(&self, fid: u32) -> Result<&File> {
-        self.fids.get(fid)?.open.as_ref().ok_or(EBADF)
-    }
-
     // ANCHOR: read
     /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
     fn read(&mut self, tag: u16, t: Tread) -> Answer {
@@ -381,45 +399,13 @@ impl Session {
     // ANCHOR_END: read
 
     // ANCHOR: readdir
-    /// `Treaddir`: as many entries as fit in `count` bytes, from `offset`.
-    ///
-    /// Each entry carries the offset the client passes to continue *after*
-    /// it: the position of the entry that follows it. The file system hands
-    /// an entry its own position, so each entry learns its offset from the
-    /// next one, and the last from where the listing stopped.
-    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
-        // TODO (exercise 3): Answer `Treaddir`: the entries of the open
-        // directory of `t.fid` (`self.open_file`), from position `t.offset`,
-        // as many as fit in `t.count` bytes and in `msize` less
-        // `RREAD_HEADER_SIZE`; an entry takes `Dirent::FIXED_SIZE` bytes and
-        // its name. `File::readdir` calls a closure for each entry (return
-        // `false` to stop) and returns the position after the last one.
-        // The contract:
-        // - An entry's `offset` is where the client resumes to get the
-        //   entries *after* it. Positions belong to the file system, which
-        //   gives each entry its own (`e.pos`): on tmpfs they count up, on
-        //   ext4 they are 64-bit hashes of the names. Never compute one.
-        // - Every entry exactly once, whatever `count` the client asks for:
-        //   resuming must neither repeat nor skip an entry, and reach the end.
-        // - An entry's qid path is its inode number, as in `Tgetattr`'s qid.
-        // - An empty reply means "the end of the directory": when not even
-        //   one entry fits in `count`, answer `EMSGSIZE`; an allocation that
-        //   fails, `ENOMEM`.
-        // - Encode with `encode_rreaddir(tag, t.count, dirents, &mut
-        //   self.out)`; the answer is the outcome's `len`.
-        // `make hint STEP=18` shows the shape, then a sketch.
-        // Tests: the "msize=... cache=...: diff -r of the export and the
-        // mount is clean" and "... find -printf ... is identical" checks,
-        // "the 2000-entry directory lists the same names", "the inode numbers
-        // of the directory entries are the files'", and the three "an ext4
-        // export" checks (each listing has its own deadline).
-        let _ = (
-            tag,
-            t,
-            qid_type,
-            encode_rreaddir::<core::iter::Empty<Dirent<'_>>>,
-        );
-        Err(ecode(ENOSYS))
+    /// `Treaddir`: the namespace lists the open directory, into what
+    /// `count` and `msize` allow.
+    fn readdir<N: Namespace>(&mut self, tag: u16, t: Treaddir) -> Answer {
+        let fid = self.fids.get(t.fid).map_err(ecode)?;
+        let file = fid.open.as_ref().ok_or(ecode(EBADF))?;
+        let limit = (t.count as usize).min((self.msize as usize).saturating_sub(RREAD_HEADER_SIZE));
+        N::readdir(file, t, limit, tag, &mut self.out).map_err(ecode)
     }
     // ANCHOR_END: readdir
 
@@ -484,54 +470,6 @@ impl Session {
         node.file.readlink(&mut target).map_err(ecode)?;
         let reply = Reply::Readlink(Rreadlink { target: &target });
         p9::encode_reply(tag, &reply, &mut self.out).map_err(|e| e.errno())
-    }
-}
-
-/// One entry of a `Treaddir` reply, before its offset is known.
-struct Entry {
-    qid: Qid,
-    /// The entry's own position.
-    pos: u64,
-    dtype: u8,
-    /// Where its name is in the names buffer.
-    name: core::ops::Range<usize>,
-}
-
-// ANCHOR: step
-/// Walks one name from the directory `dir`: the confinement lives here.
-///
-/// - A name is one component: never empty, no `/`, no NUL.
-/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and the
-///   export root, which has none, is its own parent.
-/// - Any other name is looked up in `dir` by the VFS, relative to `dir`'s
-///   own path handle, without following a symlink: a symlink is a node like
-///   any other (the client reads it with `Treadlink`), and walking on from
-///   it fails, because it is not a directory.
-fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-    // TODO (exercise 2): Walk one name from `dir`, confined to the export,
-    // by the rules in this function's documentation. Think about what each
-    // rule stops: the name reaches the VFS as a C string, one component,
-    // so what would `..`, `a/b` or `one\0x` reach if passed on as it is?
-    // Errors: `dir` not a directory `ENOTDIR`; an empty name `ENOENT`; a
-    // `/` or a NUL byte `EINVAL`; longer than `NAME_MAX` `ENAMETOOLONG`;
-    // else what `dir.file.lookup` (one component, symlinks not followed)
-    // returns; the node found is `Node::new(file, Some(dir.clone()))`.
-    // `make hint STEP=18` shows the match's shape, then a sketch.
-    // Tests: the "msize=... cache=...: diff -r of the export and the mount is
-    // clean" and "msize=... cache=...: find -printf ... is identical" checks
-    // (mount itself needs no walk), the checks after them, and "raw 9P: '..',
-    // names with '/', symlinks, ..." (which walks "one\0x" too).
-    let _ = (dir, name, CStr::from_bytes_until_nul);
-    Err(ENOSYS)
-}
-// ANCHOR_END: step
-
-/// A qid type for a directory entry's `d_type`.
-fn qid_type(dtype: u8) -> u8 {
-    match u32::from(dtype) {
-        bindings::DT_DIR => QTDIR,
-        bindings::DT_LNK => QTSYMLINK,
-        _ => QTFILE,
     }
 }
 

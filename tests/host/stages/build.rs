@@ -63,9 +63,9 @@ fn main() {
     let production_root = stage_file("11-passthrough/rnvme.rs");
     println!("cargo:rerun-if-changed={production_root}");
     let nvme_passthru = included(&production_root, "passthru");
-    // Stage 19's passwd and group files, likewise (its skeleton takes
+    // Stage 21's passwd and group files, likewise (its skeleton takes
     // `group.rs` from solutions/).
-    let r9p_root = stage_file("19-9p-hardening/r9p_main.rs");
+    let r9p_root = stage_file("21-9p-hardening/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
     let r9p_passwd = included(&r9p_root, "passwd");
     let r9p_group = included(&r9p_root, "group");
@@ -123,13 +123,13 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
-         /// Stage 19: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         /// Stage 21: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_passwd:?}]\n\
          pub mod r9p_passwd;\n\
-         /// Stage 19's `crate::passwd`.\n\
+         /// Stage 21's `crate::passwd`.\n\
          pub use r9p_passwd as passwd;\n\
-         /// Stage 19: a user's groups in a group file, `{r9p_group_rel}`.\n\
+         /// Stage 21: a user's groups in a group file, `{r9p_group_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\

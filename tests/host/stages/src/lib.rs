@@ -3,7 +3,7 @@
 //! commands, rings and Identify data, and stage 09's PRP lists and I/O
 //! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 11's
 //! passthrough ioctls (`nvme_passthru_*`), stage 15's task state machine
-//! (`exec_*`), stage 17's 9P codec (`p9_*`), and stage 19's passwd and
+//! (`exec_*`), stage 17's 9P codec (`p9_*`), and stage 21's passwd and
 //! group files (`r9p_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`

@@ -14,7 +14,7 @@
 //! The user's supplementary groups come with it, from a group file, as
 //! diod's `initgroups()` finds them.
 //!
-//! Check your work with `make check STEP=19`.
+//! Check your work with `make check STEP=21`.
 
 use crate::{
     group::{

@@ -4,7 +4,7 @@
 # of the same tree with the same options (msize=65536, cache=none), samples
 # alternating between the three.
 #   bench-guest.sh KO SAMPLES [AGENT_DIR]
-# KO: stage 19's r9p.ko. QEMU's server exports the tree from the host as
+# KO: stage 21's r9p.ko. QEMU's server exports the tree from the host as
 # the virtio-9p tag rkwbench (the VM's root holds the same tree, at
 # $RKW_BENCH_FIXTURE, which r9p and diod export from a tmpfs). AGENT_DIR: a
 # directory shared with the host, where an agent answers with the CPU time

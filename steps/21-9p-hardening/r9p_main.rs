@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 19: the stage-15 9P2000.L server, hardened.
+//! Stage 21: the stage-15 9P2000.L server, hardened.
 //!
 //! Every resource a client can make the server hold has a ceiling, a module
 //! parameter (`limits.rs`): connections, message size, fids per
@@ -8,7 +8,7 @@
 //! request runs with the credentials of the user who attached its fid
 //! (`user.rs`), looked up in a passwd file (`passwd.rs`), with the groups
 //! a group file lists it in (`group.rs`). And it is fuzzed
-//! live, in the VM, on the debug kernel (`tests/19-9p-hardening`).
+//! live, in the VM, on the debug kernel (`tests/21-9p-hardening`).
 //!
 //! What stage 18 said still holds:
 //!
@@ -61,30 +61,40 @@ mod task_state;
 #[path = "../../solutions/15-executor/waker.rs"]
 mod waker;
 
+#[path = "../../solutions/21-9p-hardening/fid.rs"]
 mod fid;
+#[path = "../../solutions/21-9p-hardening/group.rs"]
 mod group;
 mod limits;
+// Stages 19 and 20, unchanged: walking and listing.
+#[path = "../../solutions/20-9p-readdir/listing.rs"]
+mod listing;
+#[path = "../../solutions/lib/r9p/node.rs"]
+mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 mod passwd;
+#[path = "../../solutions/21-9p-hardening/server.rs"]
 mod server;
 mod user;
-// Stage 19 opens files with `File::open_read_checked` (`user.rs`), not
+// Stage 21 opens files with `File::open_read_checked` (`user.rs`), not
 // with stage 18's `open_read`.
 #[allow(dead_code)]
 #[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
+#[path = "../../solutions/19-9p-walk/walk.rs"]
+mod walk;
 
 use async_socket::{
     AsyncListener,
     AsyncStream, //
 };
 use executor::Executor;
-use fid::Node;
 use limits::{
     Connections,
     Limits, //
 };
+use node::Node;
 use socket::TcpListener;
 use user::UserFiles;
 use vfs::File;
@@ -93,7 +103,7 @@ module! {
     type: R9pModule,
     name: "r9p",
     authors: ["rust-kernel-workshop"],
-    description: "Stage 19: a hardened read-only 9P2000.L server",
+    description: "Stage 21: a hardened read-only 9P2000.L server",
     license: "GPL",
     params: {
         port: u16 {

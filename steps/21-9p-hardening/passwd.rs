@@ -9,7 +9,7 @@
 //! file, through the VFS (`user.rs`), and looks the user of a `Tattach` up
 //! here. This file uses `core` only.
 //!
-//! Check your work with `make check STEP=19`.
+//! Check your work with `make check STEP=21`.
 #![forbid(unsafe_code)]
 
 // ANCHOR: account

@@ -9,29 +9,26 @@
 //! time, in order: so by the time a `Tflush` arrives, the request it names
 //! was answered already, and `Rflush` is all there is to say.
 //!
-//! Stage 19 bounds what a connection may cost (`limits.rs`): its message
+//! Stage 21 bounds what a connection may cost (`limits.rs`): its message
 //! size, its fids, and the time it may sit on half a frame or on a reply it
 //! does not read. And each request runs as the user who attached its fid
 //! (`user.rs`).
 
 use crate::{
     executor::yield_now,
-    fid::{
-        qid_of,
-        FidTable,
-        Node, //
-    },
+    fid::FidTable,
     limits::{
         within,
         Admission,
         Limits, //
     },
+    listing,
+    node::{
+        qid_of,
+        Node, //
+    },
     p9::{
         self,
-        dirent::{
-            encode_rreaddir,
-            Dirent, //
-        },
         error::errno,
         frame::{
             self,
@@ -40,12 +37,7 @@ use crate::{
             NOFID,
             RREAD_HEADER_SIZE, //
         },
-        qid::{
-            Qid,
-            QTDIR,
-            QTFILE,
-            QTSYMLINK, //
-        },
+        qid::Qid,
         reply::{
             Rattach,
             Rgetattr,
@@ -75,10 +67,9 @@ use crate::{
         self,
         UserFiles, //
     },
-    vfs::File,
+    walk,
     AsyncStream, //
 };
-use core::ffi::CStr;
 use core::sync::atomic::Ordering;
 use kernel::{
     bindings,
@@ -92,8 +83,6 @@ const NONUNAME: u32 = !0;
 const MIN_MSIZE: u32 = 4096;
 /// The buffer size before `Tversion` set the real one.
 const FIRST_MSIZE: u32 = 8192;
-/// The longest name a walk may use (`NAME_MAX`).
-const NAME_MAX: usize = 255;
 /// Requests a connection answers before it lets other tasks have a turn.
 const TURNS: u32 = 16;
 
@@ -400,7 +389,7 @@ impl Session {
         let mut qids = [Qid::default(); MAX_WALK_ELEMENTS];
         let mut walked = 0;
         for name in t.names.iter() {
-            match step(&node, name) {
+            match walk::step(&node, name) {
                 Ok(next) => {
                     // Decoding checked there are at most 16 names.
                     if let Some(slot) = qids.get_mut(walked) {
@@ -458,11 +447,6 @@ impl Session {
     }
     // ANCHOR_END: lopen
 
-    /// The open file of `fid`; `EBADF` if it is not open.
-    fn open_file(&self, fid: u32) -> Result<&File> {
-        self.fids.get(fid)?.open.as_ref().ok_or(EBADF)
-    }
-
     // ANCHOR: read
     /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
     fn read(&mut self, tag: u16, t: Tread) -> Answer {
@@ -485,66 +469,12 @@ impl Session {
     // ANCHOR_END: read
 
     // ANCHOR: readdir
-    /// `Treaddir`: as many entries as fit in `count` bytes, from `offset`.
-    ///
-    /// Each entry carries the offset the client passes to continue *after*
-    /// it: the position of the entry that follows it. The file system hands
-    /// an entry its own position, so each entry learns its offset from the
-    /// next one, and the last from where the listing stopped.
+    /// `Treaddir`: stage 20's listing, into what `count` and `msize` allow.
     fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
-        let file = self.open_file(t.fid).map_err(ecode)?;
+        let fid = self.fids.get(t.fid).map_err(ecode)?;
+        let file = fid.open.as_ref().ok_or(ecode(EBADF))?;
         let limit = (t.count as usize).min((self.msize as usize).saturating_sub(RREAD_HEADER_SIZE));
-        let mut entries: KVec<Entry> = KVec::new();
-        let mut names: KVec<u8> = KVec::new();
-        let mut used = 0usize;
-        let mut failed = false;
-        let mut stop = None;
-        let end = file
-            .readdir(t.offset, &mut |e| {
-                let size = Dirent::FIXED_SIZE + e.name.len();
-                if used + size > limit {
-                    stop = Some(e.pos);
-                    return false;
-                }
-                let entry = Entry {
-                    qid: Qid {
-                        ty: qid_type(e.dtype),
-                        version: 0,
-                        path: e.ino,
-                    },
-                    pos: e.pos,
-                    dtype: e.dtype,
-                    name: names.len()..names.len() + e.name.len(),
-                };
-                if names.extend_from_slice(e.name, GFP_KERNEL).is_err()
-                    || entries.push(entry, GFP_KERNEL).is_err()
-                {
-                    failed = true;
-                    return false;
-                }
-                used += size;
-                true
-            })
-            .map_err(ecode)?;
-        if failed {
-            return Err(ecode(ENOMEM));
-        }
-        // Not even one entry fits in `count`: an empty reply would say "end
-        // of directory".
-        if entries.is_empty() && stop.is_some() {
-            return Err(ecode(EMSGSIZE));
-        }
-        let next = stop.unwrap_or(end);
-        // Entry i continues at entry i + 1; the last at `next`.
-        let dirents = entries.iter().enumerate().map(|(i, e)| Dirent {
-            qid: e.qid,
-            offset: entries.get(i + 1).map_or(next, |n| n.pos),
-            ty: e.dtype,
-            name: names.get(e.name.clone()).unwrap_or(&[]),
-        });
-        encode_rreaddir(tag, t.count, dirents, &mut self.out)
-            .map(|outcome| outcome.len)
-            .map_err(|e| e.errno())
+        listing::readdir(file, t, limit, tag, &mut self.out).map_err(ecode)
     }
     // ANCHOR_END: readdir
 
@@ -612,48 +542,6 @@ impl Session {
     }
 }
 
-/// One entry of a `Treaddir` reply, before its offset is known.
-struct Entry {
-    qid: Qid,
-    /// The entry's own position.
-    pos: u64,
-    dtype: u8,
-    /// Where its name is in the names buffer.
-    name: core::ops::Range<usize>,
-}
-
-// ANCHOR: step
-/// Walks one name from the directory `dir`: the confinement lives here.
-///
-/// - A name is one component: never empty, no `/`, no NUL.
-/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and the
-///   export root, which has none, is its own parent.
-/// - Any other name is looked up in `dir` by the VFS, relative to `dir`'s
-///   own path handle, without following a symlink: a symlink is a node like
-///   any other (the client reads it with `Treadlink`), and walking on from
-///   it fails, because it is not a directory.
-fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-    if !dir.is_dir() {
-        return Err(ENOTDIR);
-    }
-    match name {
-        b"" => Err(ENOENT),
-        b"." => Ok(dir.clone()),
-        b".." => Ok(dir.parent.clone().unwrap_or_else(|| dir.clone())),
-        _ if name.contains(&b'/') || name.contains(&0) => Err(EINVAL),
-        _ if name.len() > NAME_MAX => Err(ENAMETOOLONG),
-        _ => {
-            let mut buf = [0u8; NAME_MAX + 1];
-            buf.get_mut(..name.len())
-                .ok_or(ENAMETOOLONG)?
-                .copy_from_slice(name);
-            let cname = CStr::from_bytes_until_nul(&buf).map_err(|_| EINVAL)?;
-            Node::new(dir.file.lookup(cname)?, Some(dir.clone()))
-        }
-    }
-}
-// ANCHOR_END: step
-
 // ANCHOR: acting_fid
 /// The fid whose user a request acts as: the one it reads, walks from,
 /// opens or clunks. `None` for the requests that name no fid yet.
@@ -672,15 +560,6 @@ fn acting_fid(request: &Request<'_>) -> Option<u32> {
     }
 }
 // ANCHOR_END: acting_fid
-
-/// A qid type for a directory entry's `d_type`.
-fn qid_type(dtype: u8) -> u8 {
-    match u32::from(dtype) {
-        bindings::DT_DIR => QTDIR,
-        bindings::DT_LNK => QTSYMLINK,
-        _ => QTFILE,
-    }
-}
 
 /// A `dev_t` as user space encodes it (`new_encode_dev`): what v9fs decodes.
 fn encode_dev(dev: bindings::dev_t) -> u64 {

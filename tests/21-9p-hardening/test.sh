@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stage 19 test (runs in the VM): the stage-18 server, hardened. Its limits
+# Stage 21 test (runs in the VM): the stage-18 server, hardened. Its limits
 # (module parameters) are hit on purpose by raw clients (p9h.py limits):
 # msize, fids, connections, 64 connections stalled on half a frame (the
 # memory they cost, against the limits), the idle timeout. Per-user access

@@ -1,12 +1,17 @@
 #!/usr/bin/env python3
-"""A small 9P2000.L client that speaks the raw protocol to the stage-18
-server and checks what a mount never sends: `..` at the root, names with a
-`/`, a symlink opened or walked through, a fid reused, a Tflush of an unknown
-tag, unknown and write-like message types, a truncated message, a request
-larger than the first 8 KiB (after Tversion raised msize), a directory
-listed in small pieces.
+"""A small 9P2000.L client that speaks the raw protocol to the server of
+stages 18 to 20 and checks what a mount never sends.
 
-Usage: p9raw.py PORT  (the export must hold the fixture of test.sh)
+Usage: p9raw.py PORT session  (stage 18: msize, Tauth, fids reused, Tflush,
+                               unknown and write-like types, a truncated
+                               message, a request larger than the first 8
+                               KiB, after Tversion raised msize)
+       p9raw.py PORT walks  (stage 19: `..` at the root, names with a `/` or
+                             a NUL, a symlink opened or walked through, walks
+                             from a file, a file read; the export must hold
+                             the fixture of tests/p9-lib.sh)
+       p9raw.py PORT readdirs  (stage 20: a directory of 2000 entries listed
+                                in small pieces, and a count too small)
        p9raw.py PORT oversized  (a frame whose size field is beyond msize,
                                  or below the 7-byte header: Rlerror EPROTO,
                                  then the close)
@@ -131,17 +136,22 @@ class Conn:
                 i += 24 + ln
 
 
-def main():
-    port = int(sys.argv[1])
-    checks = 0
+class Checks:
+    """Counts the checks that held; the first that does not raises."""
 
-    def expect(cond, what):
-        nonlocal checks
+    def __init__(self):
+        self.n = 0
+
+    def __call__(self, cond, what):
         if not cond:
             raise AssertionError(what)
-        checks += 1
+        self.n += 1
 
-    c = Conn(port)
+
+def session():
+    """Stage 18: what a server of the export's root alone must answer."""
+    expect = Checks()
+    c = Conn(int(sys.argv[1]))
     msize = c.version(1 << 24)
     expect(msize == 1 << 20, f"msize 16 MiB is capped to 1 MiB, got {msize}")
     msize = c.version(65536)
@@ -150,6 +160,50 @@ def main():
     c.attach(1)
     root = c.getattr_qid(1)
     expect(root[0] == 0x80, "the root is a directory")
+    # A walk of no names clones the fid: no name, no step.
+    expect(c.walk(1, 2, []) == [], "a walk of no names clones the fid")
+    expect(c.getattr_qid(2) == root, "the clone is the root")
+    expect(c.error(TATTACH, struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)) == EEXIST,
+           "Tattach to a fid in use is refused")
+    expect(c.error(TWALK, c.walk_body(1, 2, [])) == EEXIST, "Twalk to a newfid in use is refused")
+    c.clunk(2)
+    expect(c.walk(1, 2, []) == [], "after Tclunk the fid number can be used again")
+    expect(c.error(TCLUNK, struct.pack("<I", 999)) == EBADF, "Tclunk of an unknown fid fails")
+    for flags in (1, 2, 0o100, 0o1000, 0o2000):
+        expect(c.error(TLOPEN, struct.pack("<II", 2, flags)) == EROFS, f"Tlopen flags {flags:#o} fail with EROFS")
+    expect(c.error(TREAD, struct.pack("<IQI", 2, 0, 10)) == EBADF, "Tread on a fid not opened fails")
+    expect(c.error(TXATTRWALK, struct.pack("<II", 1, 10) + s("user.x")) == ENODATA, "Txattrwalk: no such attribute")
+    c.ok(TSTATFS, struct.pack("<I", 1))
+
+    # Flush, unknown types, write-like types, malformed messages.
+    rty, _ = c.rpc(TFLUSH, struct.pack("<H", 4242))
+    expect(rty == TFLUSH + 1, "Tflush of an unknown tag gets Rflush")
+    expect(c.error(200, b"") == EOPNOTSUPP, "an unknown type gets Rlerror EOPNOTSUPP")
+    expect(c.error(72, struct.pack("<I", 1) + s("x") + struct.pack("<II", 0o755, 0)) == EROFS, "Tmkdir gets EROFS")
+    expect(c.error(118, struct.pack("<IQI", 1, 0, 1) + b"x") == EROFS, "Twrite gets EROFS")
+    # msize is 64 KiB now: a request of 60 KiB must be read whole, so the
+    # server's input buffer must have grown beyond its first 8 KiB.
+    try:
+        got = c.error(118, struct.pack("<IQI", 1, 0, 60000) + b"x" * 60000)
+    except EOFError:
+        raise AssertionError("a 60 KiB Twrite (msize 64 KiB): the server closed the connection instead of "
+                             "answering (does its input buffer grow to msize after Tversion?)")
+    expect(got == EROFS, f"a 60 KiB Twrite (msize 64 KiB) gets EROFS, got errno {got}")
+    expect(c.error(TWALK, struct.pack("<IIH", 1, 12, 5)) == EPROTO, "a truncated Twalk gets EPROTO")
+    expect(c.error(TWALK, c.walk_body(1, 12, ["d"] * 17)) == EPROTO, "a Twalk of 17 names gets EPROTO")
+    expect(c.walk(1, 12, []) == [], "and the connection still serves")
+    c.sock.close()
+    print(f"ok: {expect.n} checks")
+
+
+def walks():
+    """Stage 19: walking, confined to the export (the fixture of
+    tests/p9-lib.sh)."""
+    expect = Checks()
+    c = Conn(int(sys.argv[1]))
+    msize = c.version(65536)
+    c.attach(1)
+    root = c.getattr_qid(1)
 
     # `..` at the root stays at the root, however often.
     qids = c.walk(1, 2, ["..", "..", ".."])
@@ -183,15 +237,11 @@ def main():
         expect(c.error(TWALK, c.walk_body(13, 14, names)) == ENOTDIR, f"walking {names[0]!r} from a file fid fails with ENOTDIR")
     c.clunk(13)
 
-    # Fids: a number in use is refused until clunked.
-    expect(c.error(TATTACH, struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)) == EEXIST,
-           "Tattach to a fid in use is refused")
     expect(c.error(TWALK, c.walk_body(1, 2, ["d"])) == EEXIST, "Twalk to a newfid in use is refused")
     c.clunk(2)
     expect(c.walk(1, 2, ["d"]) == [sub], "after Tclunk the fid number can be used again")
-    expect(c.error(TCLUNK, struct.pack("<I", 999)) == EBADF, "Tclunk of an unknown fid fails")
 
-    # Opening: read-only only.
+    # Opening and reading a file.
     c.walk(1, 9, ["one"])
     for flags in (1, 2, 0o100, 0o1000, 0o2000):
         expect(c.error(TLOPEN, struct.pack("<II", 9, flags)) == EROFS, f"Tlopen flags {flags:#o} fail with EROFS")
@@ -199,10 +249,17 @@ def main():
     body = c.ok(TREAD, struct.pack("<IQI", 9, 0, 1 << 30))
     expect(body == struct.pack("<I", 1) + b"1", f"Tread of a 1-byte file with a huge count: {body!r}")
     expect(c.error(TREAD, struct.pack("<IQI", 3, 0, 10)) == EBADF, "Tread on a fid not opened fails")
-    expect(c.error(TXATTRWALK, struct.pack("<II", 1, 10) + s("user.x")) == ENODATA, "Txattrwalk: no such attribute")
-    c.ok(TSTATFS, struct.pack("<I", 1))
+    c.sock.close()
+    print(f"ok: {expect.n} checks (msize {msize})")
 
-    # A directory of 2000 entries, read in small pieces and resumed.
+
+def readdirs():
+    """Stage 20: a directory of 2000 entries, read in small pieces and
+    resumed, and a count too small for one entry."""
+    expect = Checks()
+    c = Conn(int(sys.argv[1]))
+    msize = c.version(65536)
+    c.attach(1)
     c.walk(1, 11, ["many"])
     c.ok(TLOPEN, struct.pack("<II", 11, 0))
     names, calls = c.readdir_all(11, 300)
@@ -211,26 +268,8 @@ def main():
     expect(c.error(TREADDIR, struct.pack("<IQI", 11, 0, 20)) == 90, "Treaddir with a count too small for one entry: EMSGSIZE, not an empty (final) reply")
     names2, _ = c.readdir_all(11, msize)
     expect(sorted(names2) == sorted(names), "the same names with a large count")
-
-    # Flush, unknown types, write-like types, a malformed message.
-    rty, _ = c.rpc(TFLUSH, struct.pack("<H", 4242))
-    expect(rty == TFLUSH + 1, "Tflush of an unknown tag gets Rflush")
-    expect(c.error(200, b"") == EOPNOTSUPP, "an unknown type gets Rlerror EOPNOTSUPP")
-    expect(c.error(72, struct.pack("<I", 1) + s("x") + struct.pack("<II", 0o755, 0)) == EROFS, "Tmkdir gets EROFS")
-    expect(c.error(118, struct.pack("<IQI", 9, 0, 1) + b"x") == EROFS, "Twrite gets EROFS")
-    # msize is 64 KiB now: a request of 60 KiB must be read whole, so the
-    # server's input buffer must have grown beyond its first 8 KiB.
-    try:
-        got = c.error(118, struct.pack("<IQI", 9, 0, 60000) + b"x" * 60000)
-    except EOFError:
-        raise AssertionError("a 60 KiB Twrite (msize 64 KiB): the server closed the connection instead of "
-                             "answering (does its input buffer grow to msize after Tversion?)")
-    expect(got == EROFS, f"a 60 KiB Twrite (msize 64 KiB) gets EROFS, got errno {got}")
-    expect(c.error(TWALK, struct.pack("<IIH", 1, 12, 5)) == EPROTO, "a truncated Twalk gets EPROTO")
-    expect(c.error(TWALK, c.walk_body(1, 12, ["d"] * 17)) == EPROTO, "a Twalk of 17 names gets EPROTO")
-    expect(c.walk(1, 12, ["d"]) == [sub], "and the connection still serves")
     c.sock.close()
-    print(f"ok: {checks} checks")
+    print(f"ok: {expect.n} checks")
 
 
 def oversized():
@@ -340,7 +379,9 @@ def fair(requests=30000):
 
 if __name__ == "__main__":
     try:
-        {"oversized": oversized, "fair": fair, "list": list_dir}.get(sys.argv[2] if sys.argv[2:] else "", main)()
+        modes = {"session": session, "walks": walks, "readdirs": readdirs, "oversized": oversized, "fair": fair,
+                 "list": list_dir}
+        modes[sys.argv[2]]()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")
         sys.exit(1)

@@ -10,7 +10,7 @@
 //! anyone else: an extra connection is closed at once, a fid too many gets
 //! `Rlerror`, a stalled frame closes its own connection.
 //!
-//! Check your work with `make check STEP=19`.
+//! Check your work with `make check STEP=21`.
 
 use crate::sleep::{
     sleep,

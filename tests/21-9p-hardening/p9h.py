@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Raw 9P2000.L clients for the stage-19 test: what a mount never does.
+"""Raw 9P2000.L clients for the stage-21 test: what a mount never does.
 
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 hostile connections
