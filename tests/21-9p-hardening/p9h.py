@@ -10,8 +10,8 @@ Usage:
   p9h.py fuzz PORT SEED COUNT CONNS             COUNT malformed/semi-valid messages
 
 Each check prints "ok WHAT" or "not-ok WHAT" (with "# DETAIL" lines after a
-failure); test.sh turns them into results. The connection code is stage
-18's p9raw.py."""
+failure); test.sh turns them into results. The connection code is
+tests/p9raw.py, the raw client of stages 18 to 20."""
 
 import os
 import random
@@ -22,8 +22,8 @@ import sys
 import threading
 import time
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "18-9p-server"))
-from p9raw import (  # noqa: E402  (stage 18's client)
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
+from p9raw import (  # noqa: E402  (the client of stages 18 to 20)
     Conn, s, NOFID, RLERROR, TVERSION, TAUTH, TATTACH, TFLUSH, TWALK, TLOPEN, TREAD,
     TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS,
 )
