@@ -225,6 +225,10 @@ def access(port):
     ok(lopen_as(3, 31, ["staffonly"]) == EACCES, "bob, not a member of staff, cannot: EACCES")
     ok(lopen_as(2, 32, ["brokengroup"]) == EACCES,
        "alice cannot open a file of a group whose line in the group file is malformed: EACCES")
+    # The group the VFS checks is the credentials' fsgid: alice's 1000, not
+    # the worker's 0.
+    ok(lopen_as(2, 33, ["rootgroup"]) == EACCES,
+       "alice cannot open a file of group 0 (mode 640, owner 0): her fsgid is hers, not the worker's")
     qids = c.walk(2, 14, ["closed", "inside"])
     e = reply_to(c, TGETATTR, struct.pack("<IQ", 14, 0x7FF))[0]
     ok(len(qids) == 1 and e == 9, "alice cannot walk into a directory of mode 700 owned by root (the walk stops before 'inside')",

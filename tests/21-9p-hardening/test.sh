@@ -46,6 +46,7 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 	echo "alice's" >alices && chown 1000:1000 alices && chmod 600 alices
 	echo "for staff" >staffonly && chown 0:2000 staffonly && chmod 640 staffonly
 	echo "for nobody" >brokengroup && chown 0:2001 brokengroup && chmod 640 brokengroup
+	echo "for group 0" >rootgroup && chown 0:0 rootgroup && chmod 640 rootgroup
 	echo inside >closed/inside && chmod 700 closed
 ) || fail "the fixture tree is built" "a command in the fixture script failed"
 # The users the server knows: its own passwd file, not the VM's. A mount

@@ -70,6 +70,15 @@ fn r9p_passwd_skips_what_it_does_not_understand() {
 }
 
 #[test]
+fn r9p_passwd_skips_a_commented_out_account() {
+    // An account an administrator disabled by commenting it out: every
+    // field of it parses, and still it is no account.
+    let passwd = b"#eve:x:1000:1000:eve:/home/eve:/bin/sh\nalice:x:1000:1000::/:/bin/sh\n";
+    assert_eq!(find(passwd, Who::Uid(1000)), Some(account(b"alice", 1000, 1000)));
+    assert_eq!(find(passwd, Who::Name(b"#eve")), None);
+}
+
+#[test]
 fn r9p_passwd_decimal() {
     assert_eq!(decimal(b"0"), Some(0));
     assert_eq!(decimal(b"007"), Some(7));
