@@ -66,8 +66,8 @@ pub(crate) fn readdir(
     // Tests: the "msize=... cache=...: diff -r of the export and the
     // mount is clean" and "... find -printf ... is identical" checks,
     // "the 2000-entry directory lists the same names", "the inode numbers
-    // of the directory entries are the files'", the three "an ext4
-    // export" checks, and "raw 9P: a directory listed in pieces ..."
+    // of the directory entries are the files'", the "an ext4 export"
+    // checks, and "raw 9P: a directory listed in pieces ..."
     // (each listing has its own deadline).
     let _ = (
         file,
