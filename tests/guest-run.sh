@@ -64,7 +64,7 @@ for run in "${runs[@]}"; do
 					[ -z "$hint" ] || echo "# hint: $hint"
 					if [ -n "$mark" ]; then
 						echo "# dmesg since that step began:"
-						dmesg | sed -n "/$mark/,\$p" | sed '1d; s/^\[ *[0-9.]*\] //' | tail -n 15 | sed 's/^/#   /'
+						log_since "$mark" | sed 's/^\[ *[0-9.]*\] //' | tail -n 15 | sed 's/^/#   /'
 					fi
 				} | tee -a "$out" | sed 's/^/    /'
 			else

@@ -88,11 +88,6 @@ mark() {
 	rkw_state
 }
 
-# log_since MARK: the kernel log after the line MARK, with timestamps.
-log_since() {
-	dmesg | sed -n "/$1/,\$p" | sed '1d'
-}
-
 # dmesg_since_mark: the kernel log since the last mark, without timestamps.
 dmesg_since_mark() {
 	log_since "$RKW_MARK" | sed 's/^\[ *[0-9.]*\] //'
@@ -309,13 +304,14 @@ new_nvme_trace() {
 	tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null | grep -E 'pci_nvme_(err|ub)' |
 		grep -vE 'pci_nvme_err_req_status cid [0-9]+ nsid [0-9]+ status 0x7 '
 }
-nvme_trace_is_clean() {
-	local new
+nvme_trace_is_clean() { # [DESC]
+	local new desc="QEMU's NVMe model reported no protocol errors"
+	[ $# -eq 0 ] || desc=$1
 	new=$(new_nvme_trace | head -10)
 	if [ -z "$new" ]; then
-		pass "QEMU's NVMe model reported no protocol errors"
+		pass "$desc"
 	else
-		fail "QEMU's NVMe model reported no protocol errors" "QEMU's trace (the model says what the driver did wrong):" "$new"
+		fail "$desc" "QEMU's trace (the model says what the driver did wrong):" "$new"
 	fi
 }
 

@@ -158,6 +158,19 @@ timed_out() {
 	exit
 }
 
+# p9_refused DESC CMD...: CMD (on the mount) fails with EOPNOTSUPP, what a
+# namespace's default answers for what a later stage adds.
+p9_refused() {
+	local desc=$1 out
+	shift
+	out=$(within "$STEP_LIMIT" "$@" 2>&1)
+	if grep -q "Operation not supported" <<<"$out"; then
+		pass "$desc"
+	else
+		fail "$desc" "$1 said: $out"
+	fi
+}
+
 # p9_rmmod_under WHAT CMD...: CMD in a loop on the mount, rmmod while it
 # runs and the mount stays: rmmod returns, the client sees errors.
 p9_rmmod_under() {
