@@ -46,8 +46,8 @@ Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
 
-Stages tested on the host (VM=no in stage.env, stage 17): each variant is
-tested by tests/host's cargo tests (filter p9) in a copy of the repository's
+Stages tested on the host (VM=no in stage.env: 17, 22): each variant is
+tested by tests/host's cargo tests (the stage's filter) in a copy of the repository's
 layout (build/teeth/host/ws/: tests/host and a solutions/ of links, the
 stage's folder the variant's), since host-test.sh only takes steps|solutions.
 The after-vm.sh checks (stage 09's prp host tests, stage 10's image stamp)
@@ -608,15 +608,15 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stage 17 has no other test; stage 09's
-# after-vm.sh runs its prp tests (on the solution: see run_vm); stage 11's
-# passthru.rs and stage 21's passwd.rs/group.rs are core-only files whose
-# rules the host tests check one by one (the VM test only samples them).
+# that changes one of those files. Stages 17 and 22 have no other test;
+# stage 09's after-vm.sh runs its prp tests (on the solution: see run_vm);
+# stage 11's passthru.rs is a core-only file whose rules the host tests
+# check one by one (the VM test only samples them).
 HOST_TESTS = {
     "17-9p-protocol": ("p9", None),
     "09-prp-lists": ("nvme_prp", {"prp.rs"}),
     "11-passthrough": ("nvme_passthru", {"passthru.rs"}),
-    "21-9p-hardening": ("r9p_users", {"passwd.rs", "group.rs"}),
+    "22-9p-passwd": ("r9p_", None),
 }
 
 
@@ -817,10 +817,11 @@ def main():
             t1 = time.time()
             runnable = [v for v in variants if v.built]
             if host:
-                p, f, failed = host_test(stage, None)
+                filt = HOST_TESTS.get(stage, ("p9", None))[0]
+                p, f, failed = host_test(stage, None, filt)
                 base = (p, f, 0, 1)
                 for v in runnable:
-                    p, f, failed = host_test(stage, v)
+                    p, f, failed = host_test(stage, v, filt)
                     v.counts, v.failed = (p, f, 0, 1), failed
                     if any("the host tests build" in x for x in failed):
                         v.built, v.counts = False, None  # a compile-time tooth

@@ -56,6 +56,8 @@ mod fid;
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
+#[path = "../../solutions/lib/r9p/policy.rs"]
+mod policy;
 mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;

@@ -11,12 +11,15 @@
 //!
 //! Walking a name and listing a directory are the [`Namespace`] the
 //! connection is served with: stages 19 and 20 write them, and plug them in
-//! without changing this file.
+//! without changing this file. What a client may cost and whom its requests
+//! act for are its [`Policy`] (`policy.rs`): stages 21 and 22 harden the
+//! server the same way.
 
 use crate::{
     async_socket::AsyncStream,
     executor::yield_now,
     fid::FidTable,
+    policy::Policy,
     node::{
         qid_of,
         Node, //
@@ -46,6 +49,7 @@ use crate::{
             GETATTR_BASIC, //
         },
         request::{
+            Tattach,
             Tgetattr,
             Tlopen,
             Tread,
@@ -61,12 +65,13 @@ use crate::{
 use kernel::{
     bindings,
     prelude::*,
-    sync::Arc, //
+    sync::Arc,
+    time::{
+        Instant,
+        Monotonic, //
+    }, //
 };
 
-/// The largest message the server accepts or sends: the v9fs TCP transport
-/// allows at most 1 MiB, too.
-pub(crate) const MAX_MSIZE: u32 = 1024 * 1024;
 /// The smallest `msize` the server agrees to (v9fs itself needs 4 KiB).
 const MIN_MSIZE: u32 = 4096;
 /// The buffer size before `Tversion` set the real one.
@@ -114,24 +119,32 @@ pub(crate) trait Namespace: 'static {
 // ANCHOR_END: namespace
 
 // ANCHOR: serve
-/// One connection's task, served with the namespace `N`. Dropping the
-/// stream at the end closes it.
-pub(crate) async fn serve<N: Namespace>(stream: AsyncStream, root: Arc<Node>) {
-    match serve_requests::<N>(&stream, root).await {
-        Ok(()) => {}
-        // The client went away without a goodbye: an everyday event.
-        Err(e) if e == ECONNRESET || e == EPIPE => {}
-        Err(e) => pr_info!("a connection ended with an error: {:?}\n", e),
-    }
+/// One connection's task, served with the namespace `N` and the policy `P`.
+/// Dropping the stream at the end closes it; dropping `place` gives the
+/// connection's place back (`Policy::admit`).
+pub(crate) async fn serve<N: Namespace, P: Policy>(
+    stream: AsyncStream,
+    root: Arc<Node>,
+    policy: Arc<P>,
+    place: impl Send,
+) {
+    let result = serve_requests::<N, P>(&stream, root, policy.clone()).await;
+    policy.ended(result);
+    drop(place);
 }
 // ANCHOR_END: serve
 
 // ANCHOR: serve_requests
 /// Reads frames from `stream` and answers each, until the client closes the
 /// connection or sends a frame that cannot be answered (its size field is
-/// wrong: the stream cannot be resynchronised).
-async fn serve_requests<N: Namespace>(stream: &AsyncStream, root: Arc<Node>) -> Result {
-    let mut session = Session::new(root)?;
+/// wrong: the stream cannot be resynchronised). What waits for the client
+/// mid-frame goes through `policy.within`.
+async fn serve_requests<N: Namespace, P: Policy>(
+    stream: &AsyncStream,
+    root: Arc<Node>,
+    policy: Arc<P>,
+) -> Result {
+    let mut session = Session::new(root, policy)?;
     let mut inbuf = KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?;
     // Bytes received and not answered yet, from the start of `inbuf`.
     let mut filled = 0usize;
@@ -142,12 +155,12 @@ async fn serve_requests<N: Namespace>(stream: &AsyncStream, root: Arc<Node>) -> 
             if size < HEADER_SIZE || size > session.msize as usize {
                 // Answer with the tag if there is one, then give up.
                 let len = session.refuse(inbuf.get(..filled).ok_or(EINVAL)?);
-                stream.write_all(session.reply(len)?).await?;
+                session.send(stream, len).await?;
                 return Err(EPROTO);
             }
             if filled >= size {
                 let len = session.handle::<N>(inbuf.get(..size).ok_or(EINVAL)?);
-                stream.write_all(session.reply(len)?).await?;
+                session.send(stream, len).await?;
                 // Keep what follows the frame: the next ones.
                 inbuf.copy_within(size..filled, 0);
                 filled -= size;
@@ -164,7 +177,9 @@ async fn serve_requests<N: Namespace>(stream: &AsyncStream, root: Arc<Node>) -> 
                 continue;
             }
         }
-        let n = stream.read(inbuf.get_mut(filled..).ok_or(EINVAL)?).await?;
+        let n = session
+            .receive(stream, inbuf.get_mut(filled..).ok_or(EINVAL)?, filled > 0)
+            .await?;
         if n == 0 {
             return Ok(());
         }
@@ -190,36 +205,69 @@ type Answer = core::result::Result<usize, u32>;
 
 // ANCHOR: session
 /// The state of one connection.
-struct Session {
+struct Session<P: Policy> {
     /// The export root: where `Tattach` starts.
     root: Arc<Node>,
+    /// The module's policy.
+    policy: Arc<P>,
     /// The client's fids.
-    fids: FidTable,
+    fids: FidTable<P::User>,
     /// The negotiated maximum message size.
     msize: u32,
     /// Where replies are encoded (`msize` bytes).
     out: KVVec<u8>,
     /// Where `Tread` and `Treadlink` put their data before it is encoded.
     data: KVVec<u8>,
+    /// When the client was first waited for, for the rest of the frame it
+    /// is sending; `None` between frames.
+    frame_began: Option<Instant<Monotonic>>,
 }
 // ANCHOR_END: session
 
-impl Session {
+impl<P: Policy> Session<P> {
     /// A session before `Tversion`.
-    fn new(root: Arc<Node>) -> Result<Self> {
+    fn new(root: Arc<Node>, policy: Arc<P>) -> Result<Self> {
         Ok(Self {
             root,
-            fids: FidTable::new(),
+            fids: FidTable::new(policy.max_fids()),
+            policy,
             msize: FIRST_MSIZE,
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
+            frame_began: None,
         })
     }
 
-    /// The first `len` bytes of the reply buffer.
-    fn reply(&self, len: usize) -> Result<&[u8]> {
-        self.out.get(..len).ok_or(EINVAL)
+    // ANCHOR: io
+    /// Sends the reply `handle` or `refuse` encoded (its first `len` bytes).
+    async fn send(&self, stream: &AsyncStream, len: usize) -> Result {
+        let reply = self.out.get(..len).ok_or(EINVAL)?;
+        self.policy
+            .within(Instant::now(), stream.write_all(reply))
+            .await?
     }
+
+    /// Reads what has arrived into `buf`, waiting for it if nothing has:
+    /// the number of bytes, 0 once the client closed the connection.
+    /// `mid_frame` says the client began a frame it has not finished, and
+    /// owes the rest (which the policy may not wait for long); between
+    /// frames, an idle client is just a mount nobody uses.
+    async fn receive(
+        &mut self,
+        stream: &AsyncStream,
+        buf: &mut [u8],
+        mid_frame: bool,
+    ) -> Result<usize> {
+        if !mid_frame {
+            return stream.read(buf).await;
+        }
+        // The clock starts at the first wait and runs until `handle` takes
+        // the whole frame: the client has its time for the frame, not for
+        // each piece (a byte now and then must not hold a connection).
+        let began = *self.frame_began.get_or_insert_with(Instant::now);
+        self.policy.within(began, stream.read(buf)).await?
+    }
+    // ANCHOR_END: io
 
     /// Encodes `Rlerror` for the frame at the start of `frame` that cannot be
     /// decoded; returns its length (0: nothing to send).
@@ -241,6 +289,7 @@ impl Session {
     /// of the reply in `self.out`. Every request gets a reply: an error, a
     /// malformed message, an unknown type all get `Rlerror`.
     fn handle<N: Namespace>(&mut self, frame: &[u8]) -> usize {
+        self.frame_began = None;
         let (tag, answer) = match p9::decode_request(frame, self.msize) {
             Ok(request) => (request.tag, self.dispatch::<N>(request.tag, request.body)),
             Err(e) => {
@@ -259,19 +308,23 @@ impl Session {
         }
     }
 
-    /// Answers one decoded request.
+    /// Answers one decoded request: as the user of the fid it names, if it
+    /// names one.
     fn dispatch<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        let Some(fid) = acting_fid(&request) else {
+            return self.answer::<N>(tag, request);
+        };
+        let user = self.fids.get(fid).map_err(ecode)?.user.clone();
+        P::run(&user, || self.answer::<N>(tag, request))
+    }
+
+    /// Answers one decoded request, as whoever `dispatch` runs it as.
+    fn answer<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {
         let reply = match request {
             Request::Version(t) => return self.version(tag, t),
             // No authentication: attach with afid = NOFID.
             Request::Auth(_) => return Err(errno::EOPNOTSUPP),
-            Request::Attach(t) => {
-                if t.afid != NOFID {
-                    return Err(ecode(EINVAL));
-                }
-                self.fids.insert(t.fid, self.root.clone()).map_err(ecode)?;
-                Reply::Attach(Rattach { qid: self.root.qid })
-            }
+            Request::Attach(t) => self.attach(t).map_err(ecode)?,
             // Requests are answered in order: the one to flush is answered.
             Request::Flush(_) => Reply::Flush,
             Request::Walk(t) => return self.walk::<N>(tag, t),
@@ -295,11 +348,29 @@ impl Session {
     }
     // ANCHOR_END: handle
 
+    // ANCHOR: attach
+    /// `Tattach`: a new fid for the export root, acting for the user the
+    /// policy finds for `uname` and `n_uname`.
+    fn attach(&mut self, t: Tattach<'_>) -> Result<Reply<'static>> {
+        // No authentication: attach with afid = NOFID.
+        if t.afid != NOFID {
+            return Err(EINVAL);
+        }
+        if self.fids.contains(t.fid) {
+            return Err(EEXIST);
+        }
+        let user = self.policy.attach(t.uname, t.n_uname)?;
+        self.fids.insert(t.fid, self.root.clone(), user)?;
+        Ok(Reply::Attach(Rattach { qid: self.root.qid }))
+    }
+    // ANCHOR_END: attach
+
     // ANCHOR: version
-    /// `Tversion`: agree on the protocol and `msize`; forget every fid.
+    /// `Tversion`: agree on the protocol and `msize` (at most what the
+    /// policy allows); forget every fid.
     fn version(&mut self, tag: u16, t: Tversion<'_>) -> Answer {
         self.fids.clear();
-        let msize = t.msize.min(MAX_MSIZE);
+        let msize = t.msize.min(self.policy.max_msize());
         let version = if t.version == frame::VERSION_9P2000_L && msize >= MIN_MSIZE {
             // Buffers first: if they cannot grow, the old msize stays.
             let len = msize as usize;
@@ -328,7 +399,8 @@ impl Session {
     /// lists the qids of the names that could be (an error if not even the
     /// first could), and `newfid` is not created.
     fn walk<N: Namespace>(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
-        let mut node = self.fids.get(t.fid).map_err(ecode)?.node.clone();
+        let from = self.fids.get(t.fid).map_err(ecode)?;
+        let (mut node, user) = (from.node.clone(), from.user.clone());
         if t.newfid != t.fid && self.fids.contains(t.newfid) {
             return Err(ecode(EEXIST));
         }
@@ -354,7 +426,7 @@ impl Session {
                 fid.node = node;
                 fid.open = None;
             } else {
-                self.fids.insert(t.newfid, node).map_err(ecode)?;
+                self.fids.insert(t.newfid, node, user).map_err(ecode)?;
             }
         }
         let qids = qids.get(..walked).unwrap_or(&[]);
@@ -366,13 +438,12 @@ impl Session {
     // ANCHOR_END: walk
 
     // ANCHOR: lopen
-    /// `Tlopen`: open a fid for reading. Write flags get `EROFS`; only
-    /// regular files and directories are opened.
+    /// `Tlopen`: open a fid for reading, if the policy lets its user. Write
+    /// flags get `EROFS`; only regular files and directories are opened.
     fn lopen(&mut self, t: Tlopen) -> Result<Reply<'static>> {
         if t.flags & WRITE_FLAGS != 0 {
             return Err(EROFS);
         }
-        let root = self.root.clone();
         let fid = self.fids.get_mut(t.fid)?;
         if fid.open.is_some() {
             return Err(EBADF);
@@ -386,7 +457,7 @@ impl Session {
             // A FIFO would block the worker until a writer came.
             _ => return Err(EOPNOTSUPP),
         }
-        fid.open = Some(node.file.open_read(&root.file)?);
+        fid.open = Some(P::open(&fid.user, &node, &self.root)?);
         Ok(Reply::Lopen(Rlopen {
             qid: node.qid,
             iounit: 0,
@@ -399,8 +470,14 @@ impl Session {
     fn read(&mut self, tag: u16, t: Tread) -> Answer {
         let max = (self.msize as usize).saturating_sub(RREAD_HEADER_SIZE);
         let count = (t.count as usize).min(max);
-        let file = self.fids.get(t.fid).map_err(ecode)?.open.as_ref();
-        let file = file.ok_or(ecode(EBADF))?;
+        let fid = self.fids.get(t.fid).map_err(ecode)?;
+        let file = fid.open.as_ref().ok_or(ecode(EBADF))?;
+        // A directory is listed with `Treaddir`: `kernel_read` on one fails
+        // too, but logs a warning first ("kernel read not supported"),
+        // which a client could repeat at will.
+        if fid.node.is_dir() {
+            return Err(ecode(EISDIR));
+        }
         let buf = self.data.get_mut(..count).ok_or(ecode(EINVAL))?;
         let n = file.read_at(buf, t.offset).map_err(ecode)?;
         let data = self.data.get(..n).ok_or(ecode(EINVAL))?;
@@ -490,3 +567,22 @@ fn encode_dev(dev: bindings::dev_t) -> u64 {
     let minor = u64::from(dev & 0xf_ffff);
     (minor & 0xff) | (major << 8) | ((minor & !0xff) << 12)
 }
+
+// ANCHOR: acting_fid
+/// The fid whose user a request acts as: the one it reads, walks from,
+/// opens or clunks. `None` for the requests that name no fid yet.
+fn acting_fid(request: &Request<'_>) -> Option<u32> {
+    match request {
+        Request::Version(_) | Request::Auth(_) | Request::Attach(_) | Request::Flush(_) => None,
+        Request::Walk(t) => Some(t.fid),
+        Request::Lopen(t) => Some(t.fid),
+        Request::Read(t) => Some(t.fid),
+        Request::Readdir(t) => Some(t.fid),
+        Request::Getattr(t) => Some(t.fid),
+        Request::Readlink(t) => Some(t.fid),
+        Request::Statfs(t) => Some(t.fid),
+        Request::Xattrwalk(t) => Some(t.fid),
+        Request::Clunk(t) => Some(t.fid),
+    }
+}
+// ANCHOR_END: acting_fid

@@ -50,6 +50,8 @@ mod fid;
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
+#[path = "../../solutions/lib/r9p/policy.rs"]
+mod policy;
 #[path = "../../solutions/18-9p-server/server.rs"]
 mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]

@@ -4,9 +4,10 @@
 //! the listing continues after it.
 //!
 //! Stage 18's server answers `Treaddir` by calling its namespace's
-//! `readdir`; the namespace of stage 20 calls [`readdir`].
+//! `readdir`; the namespace of stage 20, [`Listed`], calls [`readdir`].
 
 use crate::{
+    node::Node,
     p9::{
         dirent::{
             encode_rreaddir,
@@ -20,11 +21,14 @@ use crate::{
         },
         request::Treaddir, //
     },
-    vfs::File, //
+    server::Namespace,
+    vfs::File,
+    walk, //
 };
 use kernel::{
     bindings,
-    prelude::*, //
+    prelude::*,
+    sync::Arc, //
 };
 
 // ANCHOR: readdir
@@ -100,3 +104,19 @@ fn qid_type(dtype: u8) -> u8 {
         _ => QTFILE,
     }
 }
+
+// ANCHOR: namespace
+/// Stage 20's namespace: the export's tree, walked as in stage 19, and its
+/// directories listed by [`readdir`].
+pub(crate) struct Listed;
+
+impl Namespace for Listed {
+    fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
+        walk::step(dir, name)
+    }
+
+    fn readdir(file: &File, t: Treaddir, limit: usize, tag: u16, out: &mut [u8]) -> Result<usize> {
+        readdir(file, t, limit, tag, out)
+    }
+}
+// ANCHOR_END: namespace

@@ -4,7 +4,7 @@
 //! Linux mounts and `diff -r` finds identical to its export.
 //!
 //! Stage 18's server and stage 19's walk, unchanged; this stage's
-//! namespace, `Listed`, walks as stage 19's does and answers
+//! namespace, `Listed` (`listing.rs`), walks as stage 19's does and answers
 //! `Treaddir`: entries that fit the client's count, each with the position
 //! where the listing continues after it.
 //!
@@ -16,13 +16,7 @@
 //! Check your work with `make check STEP=20` (the exercise is in
 //! `listing.rs`: `readdir`).
 
-use kernel::{
-    prelude::*,
-    sync::Arc, //
-};
-use node::Node;
-use p9::request::Treaddir;
-use vfs::File;
+use kernel::prelude::*;
 
 // Stage 15's files, unchanged: the executor, its run queue, the task
 // states, the waker.
@@ -54,6 +48,8 @@ mod fid;
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
+#[path = "../../solutions/lib/r9p/policy.rs"]
+mod policy;
 #[path = "../../solutions/18-9p-server/server.rs"]
 mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]
@@ -66,7 +62,7 @@ mod walk;
 mod listing;
 
 module! {
-    type: service::Server<Listed>,
+    type: service::Server<listing::Listed>,
     name: "r9p",
     authors: ["rust-kernel-workshop"],
     description: "Stage 20: a read-only 9P2000.L server",
@@ -87,19 +83,3 @@ module! {
 param::string_param!(ROOT, c"root", 256, b"");
 param::string_param!(ADDR, c"addr", 16, b"127.0.0.1");
 // ANCHOR_END: params
-
-// ANCHOR: namespace
-/// Stage 20's namespace: the export's tree, walked as in stage 19, and its
-/// directories listed by [`listing::readdir`].
-struct Listed;
-
-impl server::Namespace for Listed {
-    fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-        walk::step(dir, name)
-    }
-
-    fn readdir(file: &File, t: Treaddir, limit: usize, tag: u16, out: &mut [u8]) -> Result<usize> {
-        listing::readdir(file, t, limit, tag, out)
-    }
-}
-// ANCHOR_END: namespace

@@ -3,8 +3,9 @@
 //! Fids: the client's numbers for files, and what the server keeps for each.
 //!
 //! A [`Fid`] is a node (`node.rs`: a file the client reached by walking)
-//! plus, once the client opened it, the open file. Each connection has its
-//! own [`FidTable`], owned by its task: no lock.
+//! plus, once the client opened it, the open file, and the user it acts for
+//! (`U`, the policy's: `policy.rs`). Each connection has its own
+//! [`FidTable`], owned by its task: no lock.
 
 use crate::{
     node::Node,
@@ -16,43 +17,44 @@ use kernel::{
     sync::Arc, //
 };
 
-/// The most fids one connection may hold: a v9fs mount with `cache=loose`
-/// keeps one per cached dentry.
-const MAX_FIDS: usize = 1 << 16;
-
 // ANCHOR: fid
 /// What a fid stands for.
-pub(crate) struct Fid {
+pub(crate) struct Fid<U> {
     /// The file.
     pub(crate) node: Arc<Node>,
     /// The file opened for reading, after `Tlopen`.
     pub(crate) open: Option<File>,
+    /// Whom requests on this fid act for.
+    pub(crate) user: U,
 }
 
 /// One connection's fids.
-pub(crate) struct FidTable {
+pub(crate) struct FidTable<U> {
     /// Fid number to fid.
-    fids: RBTree<u32, Fid>,
+    fids: RBTree<u32, Fid<U>>,
     /// How many there are.
     len: usize,
+    /// How many there may be.
+    max: usize,
 }
 
-impl FidTable {
-    /// An empty table.
-    pub(crate) fn new() -> Self {
+impl<U> FidTable<U> {
+    /// An empty table for at most `max` fids.
+    pub(crate) fn new(max: usize) -> Self {
         Self {
             fids: RBTree::new(),
             len: 0,
+            max,
         }
     }
 
     /// The fid numbered `fid`; `EBADF` if there is none.
-    pub(crate) fn get(&self, fid: u32) -> Result<&Fid> {
+    pub(crate) fn get(&self, fid: u32) -> Result<&Fid<U>> {
         self.fids.get(&fid).ok_or(EBADF)
     }
 
     /// The fid numbered `fid`, to change it; `EBADF` if there is none.
-    pub(crate) fn get_mut(&mut self, fid: u32) -> Result<&mut Fid> {
+    pub(crate) fn get_mut(&mut self, fid: u32) -> Result<&mut Fid<U>> {
         self.fids.get_mut(&fid).ok_or(EBADF)
     }
 
@@ -61,24 +63,32 @@ impl FidTable {
         self.fids.get(&fid).is_some()
     }
 
-    /// Adds a fid for `node`; `EEXIST` if the number is in use (a client
-    /// must clunk a fid before it reuses its number).
-    pub(crate) fn insert(&mut self, fid: u32, node: Arc<Node>) -> Result {
+    // ANCHOR: insert
+    /// Adds a fid for `node`, acting for `user`; `EEXIST` if the number is
+    /// in use (a client must clunk a fid before it reuses its number),
+    /// `EMFILE` if the connection holds `max` fids already: the client gets
+    /// `Rlerror`, and may clunk some and go on.
+    pub(crate) fn insert(&mut self, fid: u32, node: Arc<Node>, user: U) -> Result {
         if self.contains(fid) {
             return Err(EEXIST);
         }
-        if self.len >= MAX_FIDS {
-            return Err(ENFILE);
+        if self.len >= self.max {
+            return Err(EMFILE);
         }
-        self.fids
-            .try_create_and_insert(fid, Fid { node, open: None }, GFP_KERNEL)?;
+        let new = Fid {
+            node,
+            open: None,
+            user,
+        };
+        self.fids.try_create_and_insert(fid, new, GFP_KERNEL)?;
         self.len += 1;
         Ok(())
     }
+    // ANCHOR_END: insert
 
     /// Forgets `fid` (`Tclunk`); `EBADF` if there is none. Dropping it
     /// closes its files.
-    pub(crate) fn remove(&mut self, fid: u32) -> Result<Fid> {
+    pub(crate) fn remove(&mut self, fid: u32) -> Result<Fid<U>> {
         let removed = self.fids.remove(&fid).ok_or(EBADF)?;
         self.len -= 1;
         Ok(removed)

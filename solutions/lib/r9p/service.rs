@@ -1,15 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module around the 9P server of stages 18 to 20: the parameters'
+//! The module around the 9P server of stages 18 to 22: the parameters'
 //! checks, the listener, the accept task, and stopping.
 //!
 //! Each of these stages has a crate root of its own (its `module!`, its
 //! parameters, the files it includes) and a server that can do more: stage
 //! 18 serves the export's root alone, stage 19 walks the tree, stage 20
-//! lists its directories. What differs is the namespace the connections are
-//! served with (`server::Namespace`), so this file is generic over it, and
-//! each crate root defines its own and names it: `type:
-//! service::Server<Confined>`.
+//! lists its directories, stages 21 and 22 harden it. What differs is the
+//! namespace the connections are served with (`server::Namespace`) and the
+//! policy (`policy::Policy`), so this file is generic over both, and each
+//! crate root names its own: `type: service::Server<Confined>` (the policy
+//! is `Trusting` unless named: `service::Server<Listed, Limited>`).
 //!
 //! It reads the parameters the crate root declares: `port` and `workers` in
 //! `module!`, the strings `ROOT` and `ADDR` with `param::string_param!`.
@@ -21,6 +22,10 @@ use crate::{
     },
     executor::Executor,
     node::Node,
+    policy::{
+        Policy,
+        Trusting, //
+    },
     server::{
         self,
         Namespace, //
@@ -59,12 +64,14 @@ fn parse_ipv4(s: &[u8]) -> Option<[u8; 4]> {
 }
 
 // ANCHOR: accept
-/// The accept loop, one task: a task per connection, each served with the
-/// namespace `N`.
-async fn accept_loop<N: Namespace>(
+/// The accept loop, one task: a task per connection the policy admits,
+/// each served with the namespace `N`; a connection it does not admit is
+/// closed at once.
+async fn accept_loop<N: Namespace, P: Policy>(
     executor: Arc<Executor>,
     listener: AsyncListener,
     root: Arc<Node>,
+    policy: Arc<P>,
     served: Arc<AtomicU64>,
 ) {
     loop {
@@ -76,7 +83,18 @@ async fn accept_loop<N: Namespace>(
                 return;
             }
         };
-        match executor.spawn(server::serve::<N>(stream, root.clone())) {
+        let Some(place) = policy.admit() else {
+            // Dropping the stream closes it: the client sees the end of
+            // the stream before its first reply.
+            drop(stream);
+            continue;
+        };
+        match executor.spawn(server::serve::<N, P>(
+            stream,
+            root.clone(),
+            policy.clone(),
+            place,
+        )) {
             Ok(handle) => {
                 drop(handle);
                 served.fetch_add(1, Ordering::Relaxed);
@@ -91,17 +109,20 @@ async fn accept_loop<N: Namespace>(
 // ANCHOR: module
 /// The module: owns the executor, which owns every task and, through them,
 /// every socket, fid and open file. `N` is the namespace its connections
-/// are served with: what the stage's server can walk and list.
-pub(crate) struct Server<N> {
+/// are served with: what the stage's server can walk and list; `P` its
+/// policy.
+pub(crate) struct Server<N, P: Policy = Trusting> {
     executor: Arc<Executor>,
     /// Connections accepted since the module was loaded.
     served: Arc<AtomicU64>,
+    /// The policy, shared with every connection.
+    policy: Arc<P>,
     /// `N` is a type, never a value: `fn() -> N` keeps `Server` `Send` and
     /// `Sync` whatever `N` is.
     namespace: PhantomData<fn() -> N>,
 }
 
-impl<N: Namespace> kernel::Module for Server<N> {
+impl<N: Namespace, P: Policy> kernel::Module for Server<N, P> {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let port = crate::module_parameters::port.value();
         let workers = crate::module_parameters::workers.value();
@@ -109,6 +130,7 @@ impl<N: Namespace> kernel::Module for Server<N> {
             pr_err!("out of range: port 1..=65535, workers 1..=64\n");
             return Err(EINVAL);
         }
+        let policy = Arc::new(P::new()?, GFP_KERNEL)?;
         let Some(addr) = parse_ipv4(crate::ADDR.value().to_bytes()) else {
             pr_err!("addr= must be an IPv4 address such as 127.0.0.1\n");
             return Err(EINVAL);
@@ -141,12 +163,14 @@ impl<N: Namespace> kernel::Module for Server<N> {
         let this = Self {
             executor: Executor::new(c"r9p", workers)?,
             served: Arc::new(AtomicU64::new(0), GFP_KERNEL)?,
+            policy,
             namespace: PhantomData,
         };
-        let handle = this.executor.spawn(accept_loop::<N>(
+        let handle = this.executor.spawn(accept_loop::<N, P>(
             this.executor.clone(),
             listener,
             root,
+            this.policy.clone(),
             this.served.clone(),
         ))?;
         drop(handle);
@@ -164,7 +188,7 @@ impl<N: Namespace> kernel::Module for Server<N> {
     }
 }
 
-impl<N> Drop for Server<N> {
+impl<N, P: Policy> Drop for Server<N, P> {
     fn drop(&mut self) {
         // Cancelling a task drops its future: its socket closes (the client
         // sees the connection end) and its fids and open files go.
@@ -175,6 +199,7 @@ impl<N> Drop for Server<N> {
             self.executor.spawned(),
             cancelled
         );
+        self.policy.stopped();
     }
 }
 // ANCHOR_END: module

@@ -63,11 +63,12 @@ fn main() {
     let production_root = stage_file("11-passthrough/rnvme.rs");
     println!("cargo:rerun-if-changed={production_root}");
     let nvme_passthru = included(&production_root, "passthru");
-    // Stage 21's passwd and group files, likewise (its skeleton takes
-    // `group.rs` from solutions/).
-    let r9p_root = stage_file("21-9p-hardening/r9p_main.rs");
+    // Stage 22's passwd file, this tree's (the stage has no module root),
+    // and the given group file stage 23's module root includes beside it.
+    let r9p_passwd = stage_file("22-9p-passwd/passwd.rs");
+    println!("cargo:rerun-if-changed={r9p_passwd}");
+    let r9p_root = stage_file("23-9p-users/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
-    let r9p_passwd = included(&r9p_root, "passwd");
     let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
@@ -123,13 +124,13 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
-         /// Stage 21: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         /// Stage 22: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_passwd:?}]\n\
          pub mod r9p_passwd;\n\
-         /// Stage 21's `crate::passwd`.\n\
+         /// Stage 22's `crate::passwd`.\n\
          pub use r9p_passwd as passwd;\n\
-         /// Stage 21: a user's groups in a group file, `{r9p_group_rel}`.\n\
+         /// Stage 22: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\
