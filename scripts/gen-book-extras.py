@@ -45,17 +45,17 @@ the declaring file when that file is the crate root or was itself reached by
 `#[path]`, `x.rs` (or `x/mod.rs`) is looked up in that same folder. The C
 files of the Kbuild's object list and the `*.c`/`*.h` files of the folder
 are the module's files too. A file is known by its module path as the stage
-sees it (`owned_queue.rs` for `#[path = ".../15-executor/queue.rs"] mod
+sees it (`owned_queue.rs` for `#[path = ".../16-executor/queue.rs"] mod
 owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 
 The previous stage MM ("the stage this one started from"), decided from the
 code first, then from the book's parts:
   1. the nearest earlier stage whose MODULE is the same (the crate goes on:
-     05-13 follow 04-12, 19-21 follow 18-20);
+     05-14 follow 04-13, 20-24 follow 19-23);
   2. else the nearest earlier stage whose solution files this one includes
-     by `#[path]` (16 follows 15, 18 follows 17);
+     by `#[path]` (17 follows 16, 19 follows 18);
   3. else the stage just before it in the same part of book/src/SUMMARY.md
-     (02, 03, 15, 17);
+     (02, 03, 16, 18);
   4. else -- the first stage of a later part, sharing no code with what
      precedes it -- the last stage of the book's first part, the
      introduction every track builds on (04 and 14 follow 03).

@@ -176,7 +176,8 @@ with open(sys.argv[1], "r+b") as f:
 			# every doorbell write and admin command (the tests compare them
 			# with what the driver's ring arithmetic must produce).
 			QEMU_OPTS+=("-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace"
-				"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace")
+				"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace"
+				"-trace pci_nvme_setfeat_numq,file=$trace")
 			VNG+=("--rodir=$(dirname "$trace")")
 		fi
 		if [ -n "$QMP" ]; then

@@ -2,7 +2,7 @@
 
 //! I/O queues: how many the controller grants, which interrupt vector each
 //! uses, creating and deleting them, and a first real Read and Write
-//! through each one; and `start`, as stages 08 to 13 start the controller:
+//! through each one; and `start`, as stages 08 to 14 start the controller:
 //! up to working I/O queues.
 
 use kernel::{
@@ -68,7 +68,7 @@ pub(crate) fn vectors_wanted() -> u32 {
     cpu::nr_cpu_ids().saturating_add(1)
 }
 
-/// Starts the controller up to working I/O queues, as stages 08 to 13 do
+/// Starts the controller up to working I/O queues, as stages 08 to 14 do
 /// once their `probe` has made `ctrl` (reset, admin queue allocated) and
 /// `irqs` (the admin queue's handler on vector 0): the controller started
 /// and identified, then one I/O queue pair per CPU, as many as the
@@ -156,9 +156,10 @@ pub(crate) fn negotiate(
     // `admin` with ADMIN_TIMEOUT. The completion's `result` (DW0) holds what
     // the controller granted, in the same layout, also 0's based: return
     // the smaller of the two counts (as a u16; too large is an EIO).
-    // Tests: "NAME: N queue pairs granted, M created for C CPUs, V vectors" and
-    // the checks after it, for rkw-q4, rkw-q1 and rkw-v2 (probe fails right
-    // after Identify).
+    // Tests: "NAME: N queue pairs granted, M created for C CPUs, V vectors",
+    // "NAME: Set Features asked for C I/O queue pairs, one per CPU" (QEMU's
+    // trace shows the counts it decoded) and the checks after them, for
+    // rkw-q4, rkw-q1 and rkw-v2 (probe fails right after Identify).
     let _ = (
         pdev,
         admin,

@@ -31,7 +31,9 @@ def main(cmd):
             print("ok")
         elif cmd in ("len", "capacity"):
             req = RMISC_GET_LEN if cmd == "len" else RMISC_GET_CAPACITY
-            print(struct.unpack("Q", fcntl.ioctl(fd, req, bytes(8)))[0])
+            # Every byte 0xff first: an ioctl that writes fewer than the 8
+            # bytes its number declares leaves some of them behind.
+            print(struct.unpack("Q", fcntl.ioctl(fd, req, b"\xff" * 8))[0])
         elif cmd == "unknown":
             fcntl.ioctl(fd, RMISC_UNKNOWN)
             print("ok")
@@ -69,11 +71,12 @@ def main(cmd):
             os.write(fd, b"x")
             print("ok")
         elif cmd == "write-then-read":
-            # On one read-write file: a write moves the file position past
-            # what it wrote, so a read right after it is at the end (EOF).
-            n = os.write(fd, b"position")
+            # On one read-write file: a write moves the file position to the
+            # buffer's new end, so a read right after it is at the end (EOF).
+            # Two writes: after the second, the end is not what it copied.
+            n = os.write(fd, b"earlier ") + os.write(fd, b"position")
             rest = os.read(fd, 100)
-            print("EOF" if n == 8 and rest == b"" else f"read {rest!r} after writing {n} bytes")
+            print("EOF" if n == 16 and rest == b"" else f"read {rest!r} after writing {n} bytes")
         else:
             sys.exit(f"unknown command {cmd}")
     except OSError as e:

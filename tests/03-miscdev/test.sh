@@ -25,7 +25,7 @@ check "writing \"hello, kernel\" to $DEV succeeds" sh -c "echo 'hello, kernel' >
 is "echo + cat round trip" "hello, kernel" cat "$DEV"
 check "writing a second line succeeds" sh -c "echo 'second line' >$DEV"
 is "writes append" "$(printf 'hello, kernel\nsecond line')" cat "$DEV"
-hint "RMISC_GET_LEN writes the buffer length as a u64 to the user pointer"
+hint "RMISC_GET_LEN writes the buffer length as a u64, all 8 bytes, to the user pointer (the test fills them with 0xff first)"
 is "RMISC_GET_LEN reports the length" 26 $CTL len
 hint "RMISC_GET_CAPACITY reports capacity()"
 is "RMISC_GET_CAPACITY reports the capacity" 65536 $CTL capacity
@@ -34,8 +34,8 @@ is "RMISC_CLEAR succeeds" ok $CTL clear
 is "the buffer is empty after RMISC_CLEAR" 0 $CTL len
 $CTL clear >/dev/null
 
-hint "write_iter must move the file position past what it wrote (kiocb.ki_pos_mut()), so a read on the same file continues after it"
-is "a write then a read on the same read-write file: the read is at the end (EOF)" EOF $CTL write-then-read
+hint "write_iter must set the file position (kiocb.ki_pos_mut()) to the buffer's new end, whatever it held before, so a read on the same file continues after it"
+is "a write then a read on the same read-write file, after an earlier write: the read is at the end (EOF)" EOF $CTL write-then-read
 $CTL clear >/dev/null
 
 hint "read_iter must honour and advance the file position (simple_read_from_buffer)"

@@ -19,6 +19,13 @@ mapfile -t BDFS < <(nvme_bdfs)
 	exit
 }
 
+# traced_numq: "CQS SQS" a Set Features (Number of Queues) asked for, as
+# QEMU decoded it, since the doorbell mark (the last one).
+traced_numq() {
+	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" |
+		sed -nE 's/.*pci_nvme_setfeat_numq requested cq_count=([0-9]+) sq_count=([0-9]+).*/\1 \2/p' | tail -1
+}
+
 # irq_lines: how many interrupt lines rnvme has registered (one controller
 # is bound at a time).
 irq_lines() { grep -c "rnvme" /proc/interrupts; }
@@ -46,6 +53,15 @@ variant() {
 	expect_dmesg "$name: rnvme binds the controller with serial $name" "^rnvme $bdf: model \"[^\"]+\", serial \"$name\""
 	expect_dmesg "$name: $granted queue pairs granted, $queues created for $CPUS CPUs, $vectors vectors" \
 		"^rnvme $bdf: I/O queues: $granted granted, $queues created for $CPUS CPUs; $vectors vector\(s\) of type MsiX"
+	hint "negotiate: Set Features' counts are 0's based, in CDW11 (SQs 15:0, CQs 31:16): asking for N pairs sends N - 1"
+	local asked
+	asked=$(traced_numq)
+	if [ "$asked" = "$CPUS $CPUS" ]; then
+		pass "$name: Set Features asked for $CPUS I/O queue pairs, one per CPU (QEMU decoded the 0's based counts)"
+	else
+		fail "$name: Set Features asked for $CPUS I/O queue pairs, one per CPU (QEMU decoded the 0's based counts)" \
+			"QEMU's trace: requested CQs and SQs: ${asked:-no Set Features (Number of Queues) traced}"
+	fi
 	hint "exercise: read each pattern block through the queue and compare; vectors: vector_of(qid, vectors)"
 	for ((q = 1; q <= queues; q++)); do
 		expect_dmesg "$name: queue $q on vector $1 reads the host's pattern and reads back its own write" \

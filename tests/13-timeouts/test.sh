@@ -1,0 +1,195 @@
+#!/bin/bash
+# Stage 13 test (runs in the VM): timeouts and removal. On rkw-slow (4 s
+# per I/O, io_timeout_ms=1000): a request the controller holds back is
+# aborted; a controller that does not abort it is given up (its requests
+# fail with an error, later ones at once), one that aborts it ends the
+# request with an error and stays in service. On rkw-d0: removal under fio
+# at QD32 three ways (sysfs unbind, sysfs remove + rescan, QEMU hot-unplug
+# through QMP): fio sees errors and exits, nothing hangs, and binding
+# again gives a disk whose data verifies; rmmod with the disk mounted
+# waits for the umount. No splat, no leak.
+. "$(dirname "$0")/../lib.sh"
+. "$(dirname "$0")/../nvme-lib.sh"
+. "$(dirname "$0")/../qmp.sh"
+. "$(dirname "$0")/../nvme-disk-lib.sh"
+
+TREE=${1:-solutions}
+MNT=/tmp/rkw10
+# ---- a request the controller holds back -------------------------------------------
+bind_only "$SLOW"
+mark
+load io_timeout_ms=1000 || { finish; exit; }
+hint "the watchdog: a request older than io_timeout_ms is aborted; a controller that aborts it ends it with an error and stays in service, one that does not is given up and every request ends with an error"
+wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 20
+# QEMU 7.2's model answers an Abort "not aborted" (result bit 0 set); QEMU
+# 10's may abort the command, which then completes with Command Abort
+# Requested (SCT 0, SC 0x07): seen once on Debian 13, declined in another
+# run there. The driver handles both; the test checks the one it sees.
+GIVEN_UP="^rnvme $SLOW: controller given up \(the controller did not abort a timed-out command\): disabled, [0-9]+ request\(s\) ended with an error"
+ABORTED="^rnvme: queue [0-9]+ tag [0-9]+: 0x02 at block [0-9]+ failed: Io \(SCT 0, SC 0x07\)"
+outcome=none
+deadline=$((SECONDS + 20))
+while [ "$outcome" = none ] && [ $SECONDS -lt $deadline ]; do
+	log=$(dmesg_since_mark)
+	if grep -qE -- "$GIVEN_UP" <<<"$log"; then
+		outcome=given-up
+	elif grep -qE -- "$ABORTED" <<<"$log"; then
+		outcome=aborted
+	else
+		sleep 0.2
+	fi
+done
+SDEV=/dev/$(disk_of "$SLOW")
+case $outcome in
+given-up)
+	pass "the controller does not abort it: it is given up, its requests end with an error"
+	if bound_to "$SLOW" && [ -b "$SDEV" ]; then
+		pass "the controller stays bound and its disk $SDEV stays"
+		t0=$SECONDS
+		check_fails "a read of the given-up disk fails" dd if="$SDEV" of=/dev/null bs=4k count=1 iflag=direct status=none
+		if [ $((SECONDS - t0)) -le 3 ]; then
+			pass "at once ($((SECONDS - t0)) s; the controller would take 4)"
+		else
+			fail "at once" "it took $((SECONDS - t0)) s"
+		fi
+	else
+		fail "the controller stays bound and its disk $SDEV stays" "$(excerpt)"
+	fi
+	;;
+aborted)
+	pass "the controller aborts it: the request ends with Command Abort Requested (SC 0x07)"
+	if bound_to "$SLOW" && [ -b "$SDEV" ]; then
+		pass "the controller stays bound and its disk $SDEV stays"
+		# Each read takes the controller 4 s: it is aborted after 1 s too.
+		t0=$SECONDS
+		check_fails "a read that outlasts the timeout fails" dd if="$SDEV" of=/dev/null bs=4k count=1 skip=100 iflag=direct status=none
+		if [ $((SECONDS - t0)) -le 3 ]; then
+			pass "after the timeout and the Abort ($((SECONDS - t0)) s; the controller would take 4)"
+		else
+			fail "after the timeout and the Abort" "it took $((SECONDS - t0)) s"
+		fi
+		if dmesg_since_mark | grep -q "controller given up"; then
+			fail "the controller stays in service (not given up)" "$(excerpt)"
+		else
+			pass "the controller stays in service (not given up)"
+		fi
+	else
+		fail "the controller stays bound and its disk $SDEV stays" "$(excerpt)"
+	fi
+	;;
+*)
+	fail "the timed-out request ends: aborted by the controller, or the controller given up" \
+		"expected within 20 s a kernel log line matching $GIVEN_UP" "or one matching $ABORTED" "$(excerpt)"
+	;;
+esac
+check "unbind the slow controller" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
+unload
+
+bind_only "$D0"
+mark
+load || { finish; exit; }
+DEV=/dev/$(disk_of "$D0")
+
+# ---- removal under load ------------------------------------------------------------
+hint "unbind: delete the disk first (del_gendisk waits for the requests in flight), then the queues"
+keep_write "$DEV" || fail "write the data that must survive removal" "$(tail -5 /tmp/rkw10-keep.out)"
+
+# 1. sysfs unbind while fio runs.
+FIO_OUT=/tmp/rkw10-fio1.out
+fio_load "$DEV" 600 "$FIO_OUT"
+mark
+t0=$SECONDS
+if timeout 120 sh -c "echo $D0 > $DRV/unbind"; then
+	pass "unbind under fio (QD32 x $CPUS jobs) returns ($((SECONDS - t0)) s)"
+else
+	fail "unbind under fio (QD32 x $CPUS jobs) returns" "still in unbind after 120 s" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the unbind" 120
+expect_dmesg "the disk was deleted, then the queues" "disk rnvme[0-9]+n1 deleted"
+mark
+echo "$D0" >"$DRV/bind" 2>/dev/null
+DEV=/dev/$(disk_of "$D0")
+keep_verify "bound again: the data written before the unbind verifies" "$DEV"
+
+# 2. sysfs remove + rescan while fio runs.
+FIO_OUT=/tmp/rkw10-fio2.out
+fio_load "$DEV" 600 "$FIO_OUT"
+mark
+t0=$SECONDS
+if timeout 120 sh -c "echo 1 > /sys/bus/pci/devices/$D0/remove"; then
+	pass "PCI remove under fio returns ($((SECONDS - t0)) s)"
+else
+	fail "PCI remove under fio returns" "still in remove after 120 s" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the remove" 120
+mark
+echo 1 >/sys/bus/pci/rescan
+if bound_within "$D0" 30; then
+	pass "rescan: the controller comes back and rnvme binds it"
+	DEV=/dev/$(disk_of "$D0")
+	keep_verify "after remove + rescan: the data verifies" "$DEV"
+else
+	fail "rescan: the controller comes back and rnvme binds it" "$(ls /sys/bus/pci/devices)" "$(excerpt)"
+fi
+
+# 3. QEMU hot-unplug (device_del from the host, through QMP) while fio runs.
+FIO_OUT=/tmp/rkw10-fio3.out
+fio_load "$DEV" 600 "$FIO_OUT"
+mark
+t0=$SECONDS
+if qmp_device_del rkw-d0 120 >/tmp/rkw10-qmp.out 2>&1 && wait_gone "$D0" 120; then
+	pass "QEMU hot-unplug (device_del) under fio completes ($((SECONDS - t0)) s)"
+else
+	fail "QEMU hot-unplug (device_del) under fio completes" "$(tail -5 /tmp/rkw10-qmp.out)" "$(excerpt)"
+fi
+fio_ends "fio sees errors and exits after the hot-unplug" 120
+mark
+if qmp_device_add rkw-d0 >/tmp/rkw10-qmp.out 2>&1 && D0=$(qmp_pci_bdf rkw-d0) && [ -n "$D0" ] && bound_within "$D0" 60; then
+	pass "re-plugged (device_add): rnvme binds the controller"
+	DEV=/dev/$(disk_of "$D0")
+	keep_verify "after the re-plug: the data verifies" "$DEV"
+else
+	fail "re-plugged (device_add): rnvme binds the controller" "$(tail -5 /tmp/rkw10-qmp.out)" "$(excerpt)"
+fi
+
+# ---- rmmod with the disk mounted ---------------------------------------------------
+hint "the 7.3 gendisk has no owner: the module must not go while its disk is open (lingering.rs)"
+mkdir -p "$MNT"
+if mkfs.ext4 -q -F -E nodiscard "$DEV" && mount -t ext4 "$DEV" "$MNT" && echo kept >"$MNT/file" && sync; then
+	mark
+	rmmod "$MODULE" 2>/tmp/rkw10-rmmod.out &
+	RMMOD_PID=$!
+	sleep 3
+	gone_while_mounted=
+	if kill -0 $RMMOD_PID 2>/dev/null; then
+		pass "rmmod with the disk mounted waits (the module stays while the disk is open)"
+	else
+		fail "rmmod with the disk mounted waits (the module stays while the disk is open)" "rmmod returned: $(cat /tmp/rkw10-rmmod.out)" "$(excerpt)"
+		# The module is gone, its disk still mounted: an umount would run
+		# its freed code (an oops in blkdev_put_whole). Left mounted.
+		gone_while_mounted=1
+	fi
+	expect_dmesg "rnvme says why" "rnvme[0-9]+n1 is still open \(mounted\?\): deleted, its I/O fails; rmmod waits until it is closed"
+	check_fails "the mounted file system sees I/O errors" sh -c "echo more >$MNT/file2 && sync -f $MNT/file2"
+	if [ -n "$gone_while_mounted" ]; then
+		fail "after the umount, rmmod finishes" "not tried: the module went while its disk was mounted, and an umount would crash the kernel"
+	else
+		check "umount" umount "$MNT"
+		for ((i = 0; i < 100; i++)); do
+			kill -0 $RMMOD_PID 2>/dev/null || break
+			sleep 0.1
+		done
+		if ! kill -0 $RMMOD_PID 2>/dev/null && ! loaded; then
+			pass "after the umount, rmmod finishes"
+		else
+			fail "after the umount, rmmod finishes" "$(excerpt)"
+		fi
+	fi
+else
+	fail "mkfs.ext4 + mount on $DEV" "$(excerpt)"
+	umount "$MNT" 2>/dev/null
+	unload
+fi
+
+bind_only
+finish
