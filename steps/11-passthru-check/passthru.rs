@@ -215,31 +215,46 @@ pub(crate) enum Refused {
 /// The driver describes its whole buffer to the controller, so whatever a
 /// command says, the controller cannot write past it: what `check` must
 /// make sure of is that the command cannot transfer more than `max_len`,
-/// and that `data_len` is what it transfers. The rules:
-/// - `flags`, `metadata` and `metadata_len` must be 0 (not supported).
-/// - The data direction is the opcode's bits 1:0 (00 none, 01 to the
-///   device, 10 from it; 11, both ways, is refused unless there is no data).
-/// - Without data, `data_len` must be 0 (Get and Set Features may go
-///   without, whatever the direction); with data, it must be 1..=`max_len`
-///   and the command one whose own fields bound its transfer: Read and
-///   Write (`(CDW12 & 0xffff) + 1` blocks), Dataset Management (`(CDW10 &
-///   0xff) + 1` ranges of 16 bytes), Get Log Page (`(CDW10 >> 16 | (CDW11 &
-///   0xffff) << 16) + 1` dwords), Identify, Get/Set Features (one 4 KiB
-///   page at most); that transfer must equal `data_len` (at most, for the
-///   last three).
-/// - Queue management, Abort and Doorbell Buffer Config belong to the
-///   driver: `DriverOwned`.
+/// and that `data_len` is what it transfers. The rules, in the order they
+/// apply (the first that refuses decides):
+/// 1. `flags`, `metadata` and `metadata_len` must be 0 (not supported):
+///    else `Invalid`.
+/// 2. On the admin queue, queue management (Create/Delete I/O SQ/CQ),
+///    Abort and Doorbell Buffer Config belong to the driver: `DriverOwned`,
+///    whatever else the command says.
+/// 3. The data direction is the opcode's bits 1:0: 00 none, 01 to the
+///    device, 10 from it; 11 (both ways) is `Invalid` with data, and a
+///    command without data when `data_len` is 0.
+/// 4. A command without data (direction none, or 11 with `data_len` 0, or
+///    Get/Set Features with `data_len` 0: most features carry no data,
+///    whatever the opcode's bits say) returns `Direction::None`; its
+///    `data_len` must be 0 (else `Invalid`). Get/Set Features count as
+///    without data only if `max_len` can hold the 4 KiB page a feature may
+///    transfer.
+/// 5. With data, `data_len` is 1..=`max_len`, and the command is one whose
+///    own fields bound its transfer; the transfer must fit `max_len`:
+///    - Read and Write: `(CDW12 & 0xffff) + 1` blocks of `block_size`;
+///      Dataset Management: `(CDW10 & 0xff) + 1` ranges of 16 bytes; Get
+///      Log Page: `(CDW10 >> 16 | (CDW11 & 0xffff) << 16) + 1` dwords.
+///      Each must transfer exactly `data_len`.
+///    - Identify, Get/Set Features: one 4 KiB page, which must fit
+///      `max_len` (the controller writes the whole page into the driver's
+///      buffer); `data_len` may be less than 4096 (the caller wants only
+///      the start), never more.
+///    - Anything else with data: `Invalid`.
 pub(crate) fn check(
     c: &Passthru,
     target: Target,
     max_len: u32,
     block_size: u32,
 ) -> Result<Direction, Refused> {
-    // TODO (exercise 1): refuse what the driver does not support (flags,
-    // metadata), the opcodes the driver owns, a direction of 0b11 with data,
-    // and a data_len that does not match what the command itself transfers
-    // (see the rules above; `admin_opc` and `nvm_opc` name the opcodes). Return
-    // which way the data goes.
+    // TODO (exercise 1): Apply the rules of the comment above, in their
+    // order: refuse what the driver does not support (flags, metadata), the
+    // opcodes the driver owns, a direction of 0b11 with data, a transfer
+    // that could exceed `max_len`, and a `data_len` that is not what the
+    // command itself transfers; else return which way the data goes
+    // (`Direction::None` for a command without data). `admin_opc` and
+    // `nvm_opc` name the opcodes. Why is `data_len` alone never enough?
     // Tests: on the host, `make check STEP=11` (tests/host's
     // nvme_passthru_*: a table of commands and proptests); in stage 12, the
     // "ioctl: ..." checks (ioctls.py) send them through the driver.
