@@ -507,12 +507,16 @@ def run_vm(stage, trees, log, boot=0):
     timeout = int(stage_env(stage, "TIMEOUT") or 240)
     per_tree = int(os.environ.get("RKW_TEST_TIMEOUT") or timeout)
     env = dict(os.environ)
+    append = []
     if stage_env(stage, "BOOT"):  # own, or a group of its own (BOOT=NAME)
         env["RKW_VM_CPUS"] = stage_env(stage, "CPUS")
         env["RKW_VM_QMP"] = stage_env(stage, "QMP")
+        append += stage_env(stage, "APPEND").split()
     flavour = env.get("RKW_FLAVOUR", "debug")
     if flavour == "debug" and stage_env(stage, "KMEMLEAK") == "yes":
-        env["RKW_VM_APPEND"] = "kmemleak=on"
+        append.insert(0, "kmemleak=on")
+    if append:
+        env["RKW_VM_APPEND"] = " ".join(append)
     if boot == 0:
         open(log, "w").close()
     pending = list(trees)

@@ -117,15 +117,23 @@ SKELETON_FLAVOUR=$FLAVOUR
 [ -n "$LEARNER" ] || [ "$FLAVOUR" != debug ] || SKELETON_FLAVOUR=${RKW_SKELETON_FLAVOUR:-fast}
 VM_RUNS_FAST=()
 build_stage() {
-	local stage=$1 trees=() out
+	local stage=$1 trees=() out skel skel_rc=0
 	if [ -z "$LEARNER" ]; then
+		# The two builds at once, one on each core: they share nothing (each
+		# tree and flavour builds in its own folder).
+		skel=$(mktemp)
+		RKW_FLAVOUR=$SKELETON_FLAVOUR "$REPO/scripts/build-stage.sh" steps "$stage" >"$skel" 2>&1 &
+		local pid=$!
 		if out=$("$REPO/scripts/build-stage.sh" solutions "$stage" --strict 2>&1); then
 			ok "$stage: solution builds without warnings (rustc + clippy)"
 			trees+=(solutions)
 		else
 			notok "$stage: solution builds without warnings (rustc + clippy)" "$out"
 		fi
-		if out=$(RKW_FLAVOUR=$SKELETON_FLAVOUR "$REPO/scripts/build-stage.sh" steps "$stage" 2>&1); then
+		wait "$pid" || skel_rc=$?
+		out=$(cat "$skel")
+		rm -f "$skel"
+		if [ "$skel_rc" -eq 0 ]; then
 			ok "$stage: skeleton builds"
 			if [ "$SKELETON_FLAVOUR" = "$FLAVOUR" ]; then
 				trees+=(steps)
@@ -186,6 +194,8 @@ run_vms() {
 		local members=(${group_of[$g]}) append=""
 		r=${members[0]}
 		wants_kmemleak "$r" && append="kmemleak=on"
+		# The group's own kernel arguments (APPEND= in its stage.env).
+		append="$append${append:+ }$(stage_env "${r%%:*}" APPEND)"
 		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
 	done
 }
