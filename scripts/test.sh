@@ -119,18 +119,20 @@ VM_RUNS_FAST=()
 build_stage() {
 	local stage=$1 trees=() out skel skel_rc=0
 	if [ -z "$LEARNER" ]; then
-		# The two builds at once, one on each core: they share nothing (each
-		# tree and flavour builds in its own folder).
+		# The two builds at once, one on each core, when they are for two
+		# kernels: each flavour's modules have their own Kbuild output root
+		# (build/modules-FLAVOUR, whose modules.order both would write).
 		skel=$(mktemp)
 		RKW_FLAVOUR=$SKELETON_FLAVOUR "$REPO/scripts/build-stage.sh" steps "$stage" >"$skel" 2>&1 &
 		local pid=$!
+		[ "$SKELETON_FLAVOUR" != "$FLAVOUR" ] || wait "$pid" || skel_rc=$?
 		if out=$("$REPO/scripts/build-stage.sh" solutions "$stage" --strict 2>&1); then
 			ok "$stage: solution builds without warnings (rustc + clippy)"
 			trees+=(solutions)
 		else
 			notok "$stage: solution builds without warnings (rustc + clippy)" "$out"
 		fi
-		wait "$pid" || skel_rc=$?
+		[ "$SKELETON_FLAVOUR" = "$FLAVOUR" ] || wait "$pid" || skel_rc=$?
 		out=$(cat "$skel")
 		rm -f "$skel"
 		if [ "$skel_rc" -eq 0 ]; then

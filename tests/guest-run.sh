@@ -76,6 +76,13 @@ for run in "${runs[@]}"; do
 	fi
 	# A module the test left behind would spoil the next run.
 	grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
+	# So would a file system left mounted on the module's disk (a skeleton
+	# whose module went while its disk was mounted: unmounting it now would
+	# crash the kernel, so it stays): the rest get a fresh VM, as after a
+	# taint.
+	if [ -z "$stop" ] && grep -q '^/dev/rnvme' /proc/mounts; then
+		stop="a file system is still mounted from a disk of rnvme after $STAGE $t: a fresh VM runs it"
+	fi
 	if grep -qE '^not ok [0-9]+ ' "$out"; then
 		echo "not ok $n $STAGE $t"
 	else
