@@ -12,7 +12,7 @@
 //! Walking a name and listing a directory are the [`Namespace`] the
 //! connection is served with: stages 20 and 21 write them, and plug them in
 //! without changing this file. What a client may cost and whom its requests
-//! act for are its [`Policy`] (`policy.rs`): stages 22 and 23 harden the
+//! act for are its [`Policy`] (`policy.rs`): stages 22 and 24 harden the
 //! server the same way.
 
 use crate::{

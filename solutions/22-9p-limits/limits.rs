@@ -194,7 +194,7 @@ fn limits_from_params() -> Result<Limits> {
 
 // ANCHOR: limited
 /// The policy of a server with ceilings: every request still acts for the
-/// kernel (stage 23 changes that).
+/// kernel (stage 24 changes that).
 pub(crate) struct Limited {
     limits: Limits,
     connections: Arc<Connections>,

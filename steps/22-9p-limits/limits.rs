@@ -158,7 +158,9 @@ pub(crate) async fn within<F: Future>(limit: Delta, fut: F) -> Result<F::Output>
     // - whenever this returns `Pending`, both `fut` and the timer have the
     //   task's waker, whichever wakes it first;
     // - a timer that cannot be made (`sleep`'s error) ends it with that error.
-    // Tools: `pin!`, `poll_fn`, `sleep(limit)` (stage 16's timer future).
+    // Tools: `pin!`, `poll_fn`, `sleep(limit)` (stage 16's timer future;
+    // `Sleep` is `Unpin`, so `Pin::new(&mut sleep)` polls it where it lies,
+    // in an `Option`).
     // `make hint STEP=22` shows the closure's shape. (As it is, nothing ever
     // times out.)
     // Tests: "the N stalled connections are closed after idle_ms=...", "and
@@ -198,7 +200,7 @@ fn limits_from_params() -> Result<Limits> {
 
 // ANCHOR: limited
 /// The policy of a server with ceilings: every request still acts for the
-/// kernel (stage 23 changes that).
+/// kernel (stage 24 changes that).
 pub(crate) struct Limited {
     limits: Limits,
     connections: Arc<Connections>,

@@ -5,7 +5,7 @@
 //! Stage 19's server trusts its clients: it serves any number of
 //! connections, messages as large as v9fs sends, 65536 fids each, waits as
 //! long as a client likes for the rest of a frame, and answers every request
-//! as the kernel (uid 0, every capability). Stages 22 and 23 harden it
+//! as the kernel (uid 0, every capability). Stages 22 and 24 harden it
 //! without changing `server.rs`: each is a [`Policy`] its crate root makes
 //! and names beside the namespace (`service::Server<Listed, Limited>`).
 //! [`Trusting`] is stage 19's, and every item's default is what it does.
@@ -35,7 +35,7 @@ pub(crate) const MAX_FIDS: usize = 1 << 16;
 /// at load time; every connection's task holds a reference to it.
 pub(crate) trait Policy: Sized + Send + Sync + 'static {
     /// Whom a fid's requests act for, set at `Tattach` and inherited by
-    /// every fid walked from it: a user's credentials in stage 23, nobody in
+    /// every fid walked from it: a user's credentials in stage 24, nobody in
     /// particular (`()`) before.
     type User: Clone + Send + Sync;
 

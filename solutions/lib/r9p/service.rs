@@ -6,7 +6,7 @@
 //! Each of these stages has a crate root of its own (its `module!`, its
 //! parameters, the files it includes) and a server that can do more: stage
 //! 18 serves the export's root alone, stage 20 walks the tree, stage 21
-//! lists its directories, stages 22 and 23 harden it. What differs is the
+//! lists its directories, stages 22 and 24 harden it. What differs is the
 //! namespace the connections are served with (`server::Namespace`) and the
 //! policy (`policy::Policy`), so this file is generic over both, and each
 //! crate root names its own: `type: service::Server<Confined>` (the policy
