@@ -197,7 +197,9 @@ run_vms() {
 		r=${members[0]}
 		wants_kmemleak "$r" && append="kmemleak=on"
 		# The group's own kernel arguments (APPEND= in its stage.env).
-		append="$append${append:+ }$(stage_env "${r%%:*}" APPEND)"
+		local extra
+		extra=$(stage_env "${r%%:*}" APPEND)
+		[ -z "$extra" ] || append="$append${append:+ }$extra"
 		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
 	done
 }

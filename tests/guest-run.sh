@@ -39,6 +39,7 @@ for run in "${runs[@]}"; do
 	export MODULE RKW_STAGE_DEVICES RKW_STAGE_KMEMLEAK
 	echo "    KTAP version 1"
 	echo "    # Subtest: $STAGE $t"
+	began=$SECONDS
 	out=$(mktemp)
 	KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
 	if [ -z "$KO" ]; then
@@ -83,6 +84,8 @@ for run in "${runs[@]}"; do
 	if [ -z "$stop" ] && grep -q '^/dev/rnvme' /proc/mounts; then
 		stop="a file system is still mounted from a disk of rnvme after $STAGE $t: a fresh VM runs it"
 	fi
+	# How long the stage took (make test's time budget is spent here).
+	echo "# $STAGE $t took $((SECONDS - began)) s"
 	if grep -qE '^not ok [0-9]+ ' "$out"; then
 		echo "not ok $n $STAGE $t"
 	else
