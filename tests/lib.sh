@@ -133,6 +133,32 @@ check_fails() {
 	fi
 }
 
+# run_checks CMD...: every "ok WHAT" / "not-ok WHAT" line CMD prints is a
+# check (with the "# DETAIL" lines that follow a not-ok); a CMD that prints
+# no check at all fails as one.
+run_checks() {
+	local out line what="" details=() n=0
+	out=$("$@" 2>&1)
+	flush() {
+		[ -n "$what" ] && fail "$what" "${details[@]}" "$(excerpt 8)"
+		what="" details=()
+	}
+	while IFS= read -r line; do
+		case "$line" in
+		"ok "*) flush; n=$((n + 1)); pass "${line#ok }" ;;
+		"not-ok "*) flush; n=$((n + 1)); what=${line#not-ok } ;;
+		"# "*) if [ -n "$what" ]; then details+=("${line#\# }"); else echo "$line"; fi ;;
+		*) [ -n "$what" ] && details+=("$line") ;;
+		esac
+	done <<<"$out"
+	flush
+	[ $n -gt 0 ] || fail "$* reports its checks" "$out"
+}
+
+# mount9p MSIZE CACHE: mounts the 9P server listening on 127.0.0.1:$PORT
+# (the stages' r9p) on $MNT, with v9fs's msize and cache mode.
+mount9p() { mount -t 9p -o "trans=tcp,port=$PORT,version=9p2000.L,msize=$1,cache=$2" 127.0.0.1 "$MNT"; }
+
 # expect_dmesg DESC REGEX: the kernel logged a line matching REGEX since the mark.
 expect_dmesg() {
 	if dmesg_since_mark | grep -qE -- "$2"; then

@@ -122,8 +122,6 @@ p9_load() {
 	}
 }
 
-mount9p() { mount -t 9p -o "trans=tcp,port=$PORT,version=9p2000.L,msize=$1,cache=$2" 127.0.0.1 "$MNT"; }
-
 # listing DIR: what find prints for every file under DIR (less FIND_SKIP),
 # within STEP_LIMIT (exit status 124 if not).
 listing() {

@@ -42,28 +42,6 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 	mkfifo special/fifo
 ) || fail "the fixture tree is built" "a command in the fixture script failed"
 
-# run_checks CMD...: every "ok WHAT" / "not-ok WHAT" line CMD prints is a
-# check (with the "# DETAIL" lines that follow a not-ok); a CMD that prints
-# no check at all fails as one.
-run_checks() {
-	local out line what="" details=() n=0
-	out=$("$@" 2>&1)
-	flush() {
-		[ -n "$what" ] && fail "$what" "${details[@]}" "$(excerpt 8)"
-		what="" details=()
-	}
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) flush; n=$((n + 1)); pass "${line#ok }" ;;
-		"not-ok "*) flush; n=$((n + 1)); what=${line#not-ok } ;;
-		"# "*) if [ -n "$what" ]; then details+=("${line#\# }"); else echo "$line"; fi ;;
-		*) [ -n "$what" ] && details+=("$line") ;;
-		esac
-	done <<<"$out"
-	flush
-	[ $n -gt 0 ] || fail "$* reports its checks" "$out"
-}
-
 # ---- parameters ---------------------------------------------------------------------
 hint "init checks each limit against its range (pr_err and EINVAL)"
 check_fails "insmod with max_conns=0 is refused" insmod "$KO" root="$EXPORT" max_conns=0
@@ -100,7 +78,6 @@ run_checks $H clients $PORT "$EXPORT" "${CLIENTS[@]}"
 echo "# 64 clients took $((SECONDS - t0)) s"
 
 hint "after the fuzzer, the server must serve a mount as in stage 21"
-mount9p() { mount -t 9p -o "trans=tcp,port=$PORT,version=9p2000.L,msize=$1,cache=$2" 127.0.0.1 "$MNT"; }
 if mount9p 8192 loose 2>"$W/err"; then
 	t0=$SECONDS
 	if out=$(diff -r --no-dereference -x special "${DIFF_SKIP[@]}" "$EXPORT" "$MNT" 2>&1); then

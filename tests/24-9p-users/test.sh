@@ -45,28 +45,6 @@ printf '%s\n' 'root:x:0:0:root:/root:/bin/sh' '# a comment' 'broken:x:notanumber
 printf '%s\n' 'root:x:0:' '# a comment' 'wheel:x:10:carol,alice' 'staff:x:2000:carol,alice,dave' \
 	'broken:x:2001:alice:extra' 'bob:x:1001:' 'nogroup:x:65534:' >"$W/group"
 
-# run_checks CMD...: every "ok WHAT" / "not-ok WHAT" line CMD prints is a
-# check (with the "# DETAIL" lines that follow a not-ok); a CMD that prints
-# no check at all fails as one.
-run_checks() {
-	local out line what="" details=() n=0
-	out=$("$@" 2>&1)
-	flush() {
-		[ -n "$what" ] && fail "$what" "${details[@]}" "$(excerpt 8)"
-		what="" details=()
-	}
-	while IFS= read -r line; do
-		case "$line" in
-		"ok "*) flush; n=$((n + 1)); pass "${line#ok }" ;;
-		"not-ok "*) flush; n=$((n + 1)); what=${line#not-ok } ;;
-		"# "*) if [ -n "$what" ]; then details+=("${line#\# }"); else echo "$line"; fi ;;
-		*) [ -n "$what" ] && details+=("$line") ;;
-		esac
-	done <<<"$out"
-	flush
-	[ $n -gt 0 ] || fail "$* reports its checks" "$out"
-}
-
 # ---- parameters ---------------------------------------------------------------------
 hint "Users::new opens the passwd and group files (given): a file that cannot be opened fails the load"
 check_fails "insmod with a group file that does not exist is refused" insmod "$KO" root="$EXPORT" group=/nonexistent
@@ -78,7 +56,6 @@ t0=$SECONDS
 run_checks $H access $PORT
 echo "# access took $((SECONDS - t0)) s"
 
-mount9p() { mount -t 9p -o "trans=tcp,port=$PORT,version=9p2000.L,msize=$1,cache=$2" 127.0.0.1 "$MNT"; }
 as_alice() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
 served=0
 if mount9p 65536 none 2>"$W/err"; then
