@@ -569,18 +569,32 @@ CHECKS = [
 ]
 
 
-def abandon(ctrl_node, ns_node):
-    """A read that times out (the controller takes seconds, the command is
-    given 300 ms), then commands through either node: the driver's buffer
-    stays the controller's until it answers and the driver knows it, which
-    rnvme does not track: EBUSY until unbind. Returns the number of failures."""
+def on_slow_controller(ctrl_node, ns_node, scenario):
+    """Runs, on the nodes of a controller whose I/O takes seconds, the checks
+    scenario(ctrl, ns, nsid, bs, buf, page) returns: (what, expected
+    outcome, a callable giving the outcome) each, in order. Returns the
+    number of failures."""
     disk = "rnvme" + os.path.basename(ns_node)[len("rng"):]
     with open(f"/sys/block/{disk}/queue/logical_block_size") as f:
         bs = int(f.read())
     ctrl, ns = os.open(ctrl_node, os.O_RDWR), os.open(ns_node, os.O_RDWR)
     nsid = ioctl(ns, NVME_IOCTL_ID)
-    buf, page = Pages(PAGE), Pages(PAGE)
-    checks = [
+    failed = 0
+    for what, want, check in scenario(ctrl, ns, nsid, bs, Pages(PAGE), Pages(PAGE)):
+        got = check()
+        failed += got != want
+        print(f"ok {what}: {got}" if got == want else f"not-ok {what}: expected {want}, got {got}", flush=True)
+    os.close(ctrl)
+    os.close(ns)
+    return failed
+
+
+def abandon(ctrl, ns, nsid, bs, buf, page):
+    """A read that times out (the controller takes seconds, the command is
+    given 300 ms), then commands through either node: the driver's buffer
+    stays the controller's until it answers and the driver knows it, which
+    rnvme does not track: EBUSY until unbind."""
+    return [
         ("a Read given 300 ms by a controller that takes 4 s", "ETIMEDOUT",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=300))[0])),
@@ -590,57 +604,35 @@ def abandon(ctrl_node, ns_node):
          lambda: (time.sleep(5), outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr,
                                                                             data_len=bs))[0]))[1]),
     ]
-    failed = 0
-    for what, want, check in checks:
-        got = check()
-        failed += got != want
-        print(f"ok {what}: {got}" if got == want else f"not-ok {what}: expected {want}, got {got}", flush=True)
-    os.close(ctrl)
-    os.close(ns)
-    return failed
 
 
-def interrupt(ctrl_node, ns_node):
+def interrupt(ctrl, ns, nsid, bs, buf, page):
     """A read the controller takes 4 s to answer, given 10 s, and
     interrupted by a signal after 0.5 s: the ioctl returns EINTR, but the
     controller still has the command, and may still write the buffer. The
-    buffer must be retired as after a timeout. Returns the number of
-    failures."""
-    disk = "rnvme" + os.path.basename(ns_node)[len("rng"):]
-    with open(f"/sys/block/{disk}/queue/logical_block_size") as f:
-        bs = int(f.read())
-    ctrl, ns = os.open(ctrl_node, os.O_RDWR), os.open(ns_node, os.O_RDWR)
-    nsid = ioctl(ns, NVME_IOCTL_ID)
-    buf, page = Pages(PAGE), Pages(PAGE)
+    buffer must be retired as after a timeout."""
     # A handler, so that the signal interrupts the ioctl instead of ending
     # the process; sent to this thread (a process-wide signal could go to
     # the timer's).
     signal.signal(signal.SIGUSR1, lambda *_: None)
     me = threading.get_ident()
     threading.Timer(0.5, signal.pthread_kill, (me, signal.SIGUSR1)).start()
-    checks = [
+    return [
         ("a Read given 10 s by a controller that takes 4 s, interrupted by a signal after 0.5 s", "EINTR",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=10000))[0])),
         ("then an Identify through the controller node (the interrupted command's buffer is retired)", "EBUSY",
          lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
     ]
-    failed = 0
-    for what, want, check in checks:
-        got = check()
-        failed += got != want
-        print(f"ok {what}: {got}" if got == want else f"not-ok {what}: expected {want}, got {got}", flush=True)
-    os.close(ctrl)
-    os.close(ns)
-    return failed
+
+
+SCENARIOS = {"--abandon": abandon, "--interrupt": interrupt}
 
 
 def main(argv):
     args = argv[1:]
-    if args[:1] == ["--abandon"] and len(args) == 3:
-        return 1 if abandon(*args[1:]) else 0
-    if args[:1] == ["--interrupt"] and len(args) == 3:
-        return 1 if interrupt(*args[1:]) else 0
+    if len(args) == 3 and args[0] in SCENARIOS:
+        return 1 if on_slow_controller(args[1], args[2], SCENARIOS[args[0]]) else 0
     driver = "rnvme"
     if args[:1] == ["--driver"] and len(args) > 1:
         driver, args = args[1], args[2:]
