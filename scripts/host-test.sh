@@ -72,6 +72,13 @@ export RUST_BACKTRACE=0
 LOG=$(mktemp)
 trap 'rm -f "$LOG"' EXIT
 
+# One run at a time (make test runs two VMs at once, and each may run a
+# stage's host tests after its boot): both would build into the same
+# target directory, one tree over the other's test binary.
+mkdir -p "$REPO/tests/host/target"
+exec 8>"$REPO/tests/host/target/.rkw-host-test.lock"
+flock 8
+
 echo "==> host tests from $TREE/${FILTER[0]:+ (tests matching '${FILTER[0]}')}" >&2
 (cd "$REPO/tests/host" && /usr/bin/cargo test --workspace --no-fail-fast -- "${FILTER[@]}") >"$LOG" 2>&1
 status=$?

@@ -24,7 +24,7 @@ FAILED=0
 LOGS="$REPO/build/test-logs/$FLAVOUR"
 mkdir -p "$LOGS"
 # One run per flavour at a time: a second one would overwrite this one's
-# VM logs (and two VMs on 2 cores only slow each other down).
+# VM logs.
 exec 9>"$LOGS/.lock"
 if ! flock -n 9; then
 	say "another make test/check on the $FLAVOUR kernel is running: waiting for it"
@@ -82,8 +82,13 @@ judge() {
 }
 
 # ---- a stage tested on the host (no module) -----------------------------------------
+# host_stage STAGE [TREE]: make check runs the learner's steps; make test
+# runs one TREE (solutions: it must pass; steps: it must fail). make test
+# runs every host stage's skeleton first, then every solution, and then
+# the host tests: the host tests' crate is built for one tree at a time
+# (RKW_TREE), and each change of tree rebuilds it (10-25 s).
 host_stage() {
-	local stage=$1
+	local stage=$1 tree=${2:-steps}
 	if [ -n "$LEARNER" ]; then
 		bash "$REPO/tests/$stage/test.sh" steps 2>&1 | tee "$LOGS/$stage-steps.log"
 		# The learner's closing line counts that test's checks, one by one.
@@ -93,15 +98,33 @@ host_stage() {
 		FAILED=$((FAILED + ${f:-1}))
 		return
 	fi
-	if bash "$REPO/tests/$stage/test.sh" solutions >"$LOGS/$stage-solutions.log" 2>&1; then
-		ok "$stage: solution passes its test ($(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-solutions.log" | tail -1))"
-	else
-		notok "$stage: solution passes its test" "$(tail -20 "$LOGS/$stage-solutions.log")"
-	fi
-	if bash "$REPO/tests/$stage/test.sh" steps >"$LOGS/$stage-steps.log" 2>&1; then
+	if [ "$tree" = solutions ]; then
+		if bash "$REPO/tests/$stage/test.sh" solutions >"$LOGS/$stage-solutions.log" 2>&1; then
+			ok "$stage: solution passes its test ($(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-solutions.log" | tail -1))"
+		else
+			notok "$stage: solution passes its test" "$(tail -20 "$LOGS/$stage-solutions.log")"
+		fi
+	elif bash "$REPO/tests/$stage/test.sh" steps >"$LOGS/$stage-steps.log" 2>&1; then
 		notok "$stage: skeleton is not a solution (it passes: the test is vacuous)"
 	else
 		ok "$stage: skeleton is not a solution ($(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-steps.log" | tail -1 || echo "it fails"))"
+	fi
+}
+
+# host_tests: every host test of the solutions (make test without STEP).
+host_tests() {
+	[ -x "$REPO/scripts/host-test.sh" ] || return 0
+	local rc hp hf
+	"$REPO/scripts/host-test.sh" >"$LOGS/host.log" 2>&1
+	rc=$?
+	read -r hp hf < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/host.log" | tail -1 | awk '{print $1, $3}')
+	if [ $rc -eq 0 ] && [ -n "${hp:-}" ]; then
+		ok "host tests: $hp passed"
+		PASSED=$((PASSED + hp - 1))
+	else
+		notok "host tests (${hf:-?} failed)" "$(grep -E 'FAILED|panicked|error' "$LOGS/host.log" | head -20)"
+		FAILED=$((FAILED + ${hf:-1} - 1))
+		PASSED=$((PASSED + ${hp:-0}))
 	fi
 }
 
@@ -345,39 +368,53 @@ if [ -z "$LEARNER" ]; then
 		notok "log lines: every line a test requires is in a skeleton or a chapter" "$out"
 	fi
 fi
+HOST_STAGES=()
 for stage in $STAGES; do
 	if [ "$(stage_env "$stage" VM)" = no ]; then
-		host_stage "$stage"
+		HOST_STAGES+=("$stage")
 	else
 		build_stage "$stage"
 	fi
 done
+# The host stages' skeletons, then their solutions, then the host tests of
+# the solutions: the host tests' crate is rebuilt at each change of tree.
+if [ -n "$LEARNER" ]; then
+	for stage in "${HOST_STAGES[@]}"; do host_stage "$stage"; done
+else
+	for tree in steps solutions; do
+		for stage in "${HOST_STAGES[@]}"; do host_stage "$stage" "$tree"; done
+	done
+	[ ${#STEPS[@]} -gt 0 ] || host_tests
+fi
 rm -f "$LOGS"/vm-*.out
 BOOT=0
+# make test's two kernels run side by side, one VM each (RKW_TEST_LANES=1:
+# one after the other): the skeletons' boots on the fast kernel beside the
+# solutions' on the debug one. Under TCG a VM keeps both cores busy only
+# part of the time (the tests wait for timers, a slow controller, a
+# client), so the skeletons' 8 minutes mostly fit in the debug boots' idle
+# time.
+fast_lane=""
+if [ ${#VM_RUNS_FAST[@]} -gt 0 ] && [ "${RKW_TEST_LANES:-2}" -ge 2 ] && [ ${#VM_RUNS[@]} -gt 0 ]; then
+	FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" \
+		run_vms "${VM_RUNS_FAST[@]}" &
+	fast_lane=$!
+fi
 if [ ${#VM_RUNS[@]} -gt 0 ]; then
 	run_vms "${VM_RUNS[@]}"
 	judge_vms "$VMLOG" "${VM_RUNS[@]}"
 fi
 if [ ${#VM_RUNS_FAST[@]} -gt 0 ]; then
-	FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" run_vms "${VM_RUNS_FAST[@]}"
+	if [ -n "$fast_lane" ]; then
+		wait "$fast_lane"
+	else
+		FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" run_vms "${VM_RUNS_FAST[@]}"
+	fi
 	judge_vms "$LOGS/vm-$SKELETON_FLAVOUR.log" "${VM_RUNS_FAST[@]}"
 fi
 
 if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
-	# Host-side tests of the stages' pure logic, and the book.
-	if [ -x "$REPO/scripts/host-test.sh" ]; then
-		"$REPO/scripts/host-test.sh" >"$LOGS/host.log" 2>&1
-		rc=$?
-		read -r hp hf < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/host.log" | tail -1 | awk '{print $1, $3}')
-		if [ $rc -eq 0 ] && [ -n "${hp:-}" ]; then
-			ok "host tests: $hp passed"
-			PASSED=$((PASSED + hp - 1))
-		else
-			notok "host tests (${hf:-?} failed)" "$(grep -E 'FAILED|panicked|error' "$LOGS/host.log" | head -20)"
-			FAILED=$((FAILED + ${hf:-1} - 1))
-			PASSED=$((PASSED + ${hp:-0}))
-		fi
-	fi
+	# The book, and the checks of the repository's tools.
 	# make setup's decisions (KVM or TCG, missing programs) with fake probes.
 	if out=$(bash "$REPO/tests/setup/test.sh" 2>&1); then
 		ok "make setup's probes: $(tail -1 <<<"$out")"
