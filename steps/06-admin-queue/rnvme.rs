@@ -28,6 +28,7 @@ mod queue;
 use nvme::{
     cap::Cap,
     command::{
+        admin_opc,
         cns,
         Command, //
     },
@@ -134,6 +135,9 @@ impl pci::Driver for RNvmeDriver {
 
         let id = identify(pdev, &bar, &cap, &mut admin, &page)?;
         identify_again(pdev, &bar, &mut admin, &page)?;
+        if fault == 3 {
+            refused(pdev, &bar, &mut admin)?;
+        }
         // ANCHOR: dismiss
         // Up and identified: the controller stays on (unbind stops it).
         stop.dismiss();
@@ -213,6 +217,28 @@ fn identify_again(
     Ok(())
 }
 
+/// For the test (`fault=3`): a command the controller must refuse with a
+/// status whose code is 0 but whose type is not. Deleting completion queue
+/// 0, the admin queue's, is never allowed: QEMU answers "Completion Queue
+/// Invalid" (Status Code Type 1, Status Code 0x00), so a driver that looks
+/// at the code alone takes it for a success.
+fn refused(pdev: &pci::Device<Core<'_>>, bar: &Bar0<'_>, admin: &mut QueuePair) -> Result {
+    let cmd = Command {
+        opcode: admin_opc::DELETE_IO_CQ,
+        ..Command::default()
+    };
+    match admin.submit_sync(pdev.as_ref(), bar, &cmd) {
+        Err(e) => {
+            dev_info!(pdev, "Delete I/O CQ 0 refused ({:?}), as it must be\n", e);
+            Ok(())
+        }
+        Ok(_) => {
+            dev_err!(pdev, "Delete I/O CQ 0 taken for a success\n");
+            Err(EIO)
+        }
+    }
+}
+
 impl Drop for RNvme<'_> {
     fn drop(&mut self) {
         // Reading VS once more shows the mapping is still valid here.
@@ -229,7 +255,7 @@ kernel::module_pci_driver! {
     params: {
         fault: u32 {
             default: 0,
-            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes",
+            description: "For the tests: 1 = ask for an unsupported page size, 2 = wait for a ready state that never comes, 3 = a command refused with SCT 1, SC 0",
         },
         repeat: u32 {
             default: 0,

@@ -62,6 +62,18 @@ load
 check "rnvme binds again after the C driver" bound_to_us
 expect_dmesg "and identifies the controller again" "^rnvme $BDF: model \""
 unload
+
+# A failed status whose code is 0: only its type (SCT 1) says it failed.
+mark
+RKW_TRACE_START=$(nvme_trace_lines)
+hint "submit_sync: a command succeeded only if its Status Code Type and its Status Code are both 0 (Status::is_success)"
+load fault=3
+check "fault=3: rnvme binds (its refused command failed, as it must)" bound_to_us
+expect_dmesg "fault=3: Delete I/O CQ 0, refused with Status Code Type 1 and Status Code 0, is a failure" \
+	"^rnvme $BDF: Delete I/O CQ 0 refused \(.*\), as it must be"
+expect_nvme_trace "QEMU's model says why: no completion queue 0 to delete (status 0x4100: SCT 1, SC 0, DNR)" \
+	'pci_nvme_err_(invalid_del_cq_cqid|req_status .*status 0x4100)'
+unload
 reload_twice
 rm -rf "$W"
 finish
