@@ -174,10 +174,13 @@ with open(sys.argv[1], "r+b") as f:
 			: >"$trace"
 			# Traced: every protocol error (err, ub: the tests fail on them),
 			# every doorbell write and admin command (the tests compare them
-			# with what the driver's ring arithmetic must produce).
+			# with what the driver's ring arithmetic must produce), and the
+			# driver's reads and writes of the controller's registers below
+			# the doorbells (stage 05 checks their widths and order).
 			QEMU_OPTS+=("-trace pci_nvme_err*,file=$trace -trace pci_nvme_ub*,file=$trace"
 				"-trace pci_nvme_mmio_doorbell*,file=$trace -trace pci_nvme_admin_cmd,file=$trace"
-				"-trace pci_nvme_setfeat_numq,file=$trace")
+				"-trace pci_nvme_setfeat_numq,file=$trace"
+				"-trace pci_nvme_mmio_read,file=$trace -trace pci_nvme_mmio_write,file=$trace")
 			VNG+=("--rodir=$(dirname "$trace")")
 		fi
 		if [ -n "$QMP" ]; then

@@ -25,6 +25,28 @@ reg_is() {
 	pass "$desc"
 }
 
+# mmio_between FROM TO: the register reads and writes QEMU traced between
+# two line counts of its trace (nvme_trace_lines), taken around something
+# only the driver does: the test's own reads of BAR0 (nvme_regs.py) come
+# outside them.
+mmio_between() {
+	sed -n "$(($1 + 1)),$2p" "$RKW_NVME_TRACE" | grep -E '^pci_nvme_mmio_(read|write) '
+}
+# waits_for_not_ready: in such lines, a write clearing CC.EN (offset 0x14,
+# bit 0) followed by a read of CSTS (0x1c).
+waits_for_not_ready() {
+	python3 -c '
+import re, sys
+cleared = False
+for line in sys.stdin:
+    m = re.match(r"pci_nvme_mmio_write addr 0x14 data 0x([0-9a-f]+)", line)
+    if m and int(m.group(1), 16) & 1 == 0:
+        cleared = True
+    elif cleared and re.match(r"pci_nvme_mmio_read addr 0x1c ", line):
+        sys.exit(0)
+sys.exit(1)'
+}
+
 # AQA, ASQ and ACQ survive a controller reset: zero them (the controller is
 # disabled), so that the checks below see what this probe wrote, not what an
 # earlier load of a driver left there.
@@ -32,7 +54,9 @@ echo 1 >"/sys/bus/pci/devices/$BDF/enable" 2>/dev/null
 python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" clear-admin >/dev/null
 
 hint "probe must disable the controller, program AQA/ASQ/ACQ, set CC and wait for CSTS.RDY"
+t0=$(nvme_trace_lines)
 load || { finish; exit; }
+probe_mmio=$(mmio_between "$t0" "$(nvme_trace_lines)")
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us
 expect_dmesg "logs that the controller is enabled" "^rnvme $BDF: controller enabled: admin queues of 32 entries at 0x[0-9a-f]+ and 0x[0-9a-f]+\$"
 reg_is "CC.EN=1 and CSTS.RDY=1, no fatal status" en=1 rdy=1 cfs=0
@@ -42,12 +66,29 @@ asq=$(dmesg_since_mark | sed -n 's/.*admin queues of 32 entries at \(0x[0-9a-f]*
 acq=$(dmesg_since_mark | sed -n 's/.*admin queues of 32 entries at 0x[0-9a-f]* and \(0x[0-9a-f]*\)$/\1/p' | tail -1)
 hint "write the DMA addresses of the two queues to ASQ (0x28) and ACQ (0x30)"
 reg_is "ASQ and ACQ hold the logged queue addresses" "asq=${asq:-none}" "acq=${acq:-none}"
+hint "ASQ and ACQ are 64-bit registers: one 64-bit write each (try_write64); a 32-bit write leaves the upper half of the address out"
+if grep -qE 'addr 0x28 .* size 8|addr 0x2c ' <<<"$probe_mmio" && grep -qE 'addr 0x30 .* size 8|addr 0x34 ' <<<"$probe_mmio"; then
+	pass "ASQ and ACQ written whole, upper halves included (QEMU's trace)"
+else
+	fail "ASQ and ACQ written whole, upper halves included (QEMU's trace)" \
+		"expected: an 8-byte write at 0x28 and at 0x30 (or writes of their upper halves, 0x2c and 0x34); got:" \
+		"$(grep -E 'addr 0x(28|2c|30|34) ' <<<"$probe_mmio" || echo none)"
+fi
 
 hint "unbind must disable the controller (CC.EN=0, wait for RDY=0) before the queue memory is freed"
 for round in 1 2; do
 	mark
+	t0=$(nvme_trace_lines)
 	echo "$BDF" 2>/dev/null >/sys/bus/pci/drivers/rnvme/unbind
+	unbind_mmio=$(mmio_between "$t0" "$(nvme_trace_lines)")
 	expect_dmesg "unbind disables the controller (round $round)" "^rnvme $BDF: controller disabled\$"
+	if waits_for_not_ready <<<"$unbind_mmio"; then
+		pass "unbind reads CSTS after clearing CC.EN: it waits for RDY=0 (QEMU's trace, round $round)"
+	else
+		fail "unbind reads CSTS after clearing CC.EN: it waits for RDY=0 (QEMU's trace, round $round)" \
+			"the controller may still use the queue memory until CSTS.RDY is 0; QEMU traced:" \
+			"$(grep -E 'addr 0x(14|1c) ' <<<"$unbind_mmio" | head -5 | grep . || echo none)"
+	fi
 	reg_is "after unbind: CC.EN=0, CSTS.RDY=0 (round $round)" en=0 rdy=0
 	mark
 	echo "$BDF" 2>/dev/null >/sys/bus/pci/drivers/rnvme/bind
