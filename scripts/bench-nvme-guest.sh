@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs inside the VM of scripts/bench-nvme.sh (a benchmark, not a test):
-# rnvme (stage 14) and the kernel's C nvme driver take turns on the same
+# rnvme (stage 15) and the kernel's C nvme driver take turns on the same
 # QEMU NVMe controller, switched through sysfs (driver_override, bind,
 # unbind), and run the same fio samples.
 #

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Benchmark (not a test): stage 14's rnvme against the kernel's C nvme
+# Benchmark (not a test): stage 15's rnvme against the kernel's C nvme
 # driver, on the same QEMU NVMe controller, in one VM boot of the fast
 # kernel. The two drivers take turns (sysfs unbind/bind): each round runs
 # every workload once with each, the order swapped every round, so both
@@ -39,7 +39,7 @@ SECS=${2:-${BENCH_SECONDS:-5}}
 PAGE_DIR=${BENCH_PAGE:-$REPO/book/src}
 export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
-STAGE=14-zero-copy
+STAGE=15-zero-copy
 OUT="$REPO/build/bench"
 mkdir -p "$OUT"
 TREE=$REPO

@@ -36,7 +36,7 @@ both modes (write mode still writes and exits 0).
 The files of a stage's module. The crate root is the `.rs` file named after
 MODULE in tests/NN-name/stage.env, or, when the Kbuild makes the module of
 several objects (`r9p-y := r9p_main.o cred_helpers.o`), the one of them with
-a `.rs` source; a stage without a MODULE (14: a host-tested library) has
+a `.rs` source; a stage without a MODULE (11, 19, 24: host-tested libraries) has
 one `.rs` file at its top that no other declares, its crate root. From the
 root, `mod x;` declarations (outside any braces, not in comments) are
 followed, with rustc's rules: `#[path = "..."]` is relative to the folder of
@@ -45,20 +45,20 @@ the declaring file when that file is the crate root or was itself reached by
 `#[path]`, `x.rs` (or `x/mod.rs`) is looked up in that same folder. The C
 files of the Kbuild's object list and the `*.c`/`*.h` files of the folder
 are the module's files too. A file is known by its module path as the stage
-sees it (`owned_queue.rs` for `#[path = ".../16-executor/queue.rs"] mod
+sees it (`owned_queue.rs` for `#[path = ".../17-executor/queue.rs"] mod
 owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 
 The previous stage MM ("the stage this one started from"), decided from the
 code first, then from the book's parts:
   1. the nearest earlier stage whose MODULE is the same (the crate goes on:
-     05-14 follow 04-13, 20-24 follow 19-23);
+     05-15 follow 04-14, 21-25 follow 20-24);
   2. else the nearest earlier stage whose solution files this one includes
-     by `#[path]` (17 follows 16, 19 follows 18);
+     by `#[path]` (18 follows 17, 20 follows 19);
   3. else the stage just before it in the same part of book/src/SUMMARY.md
-     (02, 03, 16, 18);
+     (02, 03, 17, 19);
   4. else -- the first stage of a later part, sharing no code with what
      precedes it -- the last stage of the book's first part, the
-     introduction every track builds on (04 and 14 follow 03).
+     introduction every track builds on (04 and 16 follow 03).
   01 has none. Rules 1 and 2 must land in the same part (or on that base
   stage): anything else is reported as an error (exit 2), as the parts
   would then be out of step with the code.

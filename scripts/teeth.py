@@ -612,19 +612,19 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stages 11, 18 and 23 have no other test;
+# that changes one of those files. Stages 11, 19 and 24 have no other test;
 # stage 09's after-vm.sh runs its prp tests (on the solution: see run_vm);
 # the others are core-only files whose rules the host tests check one by
 # one (the VM test only samples them): 02's parameter checks, 04's register
 # fields, 06's ring arithmetic.
 HOST_TESTS = {
-    "18-9p-protocol": ("p9", None),
+    "19-9p-protocol": ("p9", None),
     "02-params": ("params_", {"config.rs"}),
     "04-pci-probe": ("nvme_", {"cap.rs"}),
     "06-admin-queue": ("nvme_ring", {"ring.rs"}),
     "09-prp-lists": ("nvme_prp", {"prp.rs"}),
     "11-passthru-check": ("nvme_passthru", None),
-    "23-9p-passwd": ("r9p_", None),
+    "24-9p-passwd": ("r9p_", None),
 }
 
 

@@ -10,16 +10,16 @@
 #   run-01-steps       make run STEP=01 CMD=true (the untouched skeleton)
 #   run-01-solutions   make run STEP=01 FROM=solutions CMD=true
 #   check-NN-steps     make check STEP=NN FAST=1 (the untouched skeleton),
-#                      for any stage NN (01-16)
+#                      for any stage NN (01-25)
 #   check-NN-solutions make check STEP=NN FAST=1 of a steps/NN-* that is
 #                      solutions/NN-* (its files copied over the skeleton's;
 #                      a skeleton's #[path]s into ../../solutions/ still work)
 #   run-10-goal        make run STEP=10 FROM=solutions with the session of
 #                      chapter 10's goal: the disks, lsblk, the pattern, ext4
-#   run-16-goal        make run STEP=16 FROM=solutions with the session of
-#                      chapter 16's goal: 10000 tasks, 16 sleepers, rmmod
 #   run-17-goal        make run STEP=17 FROM=solutions with the session of
-#                      chapter 17's goal: clients, and rmmod under load
+#                      chapter 17's goal: 10000 tasks, 16 sleepers, rmmod
+#   run-18-goal        make run STEP=18 FROM=solutions with the session of
+#                      chapter 18's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
 #   setup-again        make setup when everything is done (seconds; it still
 #                      asks Debian for the newest kernel source, as CI does)
@@ -38,10 +38,10 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-10-goal, run-16-goal, run-17-goal, check-NN-* and test-01 one each, all on the fast kernel
-# (stage 18's check runs host tests only, no VM). Under TCG on 2 cores,
-# with another VM running, a check took 30-80 s, check-10 and check-14
-# about 110 s, check-22 140 s and check-19 190 s. Re-run this after
+# run-10-goal, run-17-goal, run-18-goal, check-NN-* and test-01 one each, all on the fast kernel
+# (stage 19's check runs host tests only, no VM). Under TCG on 2 cores,
+# with another VM running, a check took 30-80 s, check-10 and check-15
+# about 110 s, check-23 140 s and check-20 190 s. Re-run this after
 # changing what run.sh, test.sh, vm.sh, setup.sh or a tests/NN-* print.
 # The header's time is the whole command's (build and boot included).
 set -euo pipefail
@@ -55,7 +55,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-14-steps check-17-steps check-18-steps check-19-steps run-10-goal run-16-goal run-17-goal)
+ALL+=(check-15-steps check-18-steps check-19-steps check-20-steps run-10-goal run-17-goal run-18-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -137,27 +137,27 @@ for name in "${NAMES[@]}"; do
 		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
 		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
 	run-10-goal)
-		# Traced as run-17-goal. (No double quotes in CMD: make passes it
+		# Traced as run-18-goal. (No double quotes in CMD: make passes it
 		# on inside double quotes.)
 		pristine && capture "$name" "$PRISTINE" make run STEP=10 FROM=solutions \
 			"CMD='set -x; dmesg -t | grep -e serial -e disk.rnvme; lsblk -o NAME,SIZE,LOG-SEC,ROTA /dev/rnvme0n1 /dev/rnvme1n1 /dev/rnvme2n1; dd if=/dev/rnvme0n1 bs=512 count=1 iflag=direct status=none | head -c 64; echo; mkfs.ext4 -q -F -E nodiscard /dev/rnvme0n1 && mkdir -p /tmp/m && mount /dev/rnvme0n1 /tmp/m && df -h /tmp/m; umount /tmp/m; rmmod rnvme; dmesg -t | grep 0a.0 | tail -n 5'"
 		;;
-	run-16-goal)
-		# Traced as run-17-goal; each workload's kernel log (without time
+	run-17-goal)
+		# Traced as run-18-goal; each workload's kernel log (without time
 		# stamps) once it is done, then rmmod's.
-		m=build/modules-fast/solutions/16-executor/rexec.ko
+		m=build/modules-fast/solutions/17-executor/rexec.ko
 		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
-		pristine && capture "$name" "$PRISTINE" make run STEP=16 FROM=solutions \
+		pristine && capture "$name" "$PRISTINE" make run STEP=17 FROM=solutions \
 			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000 sleepers=0; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=0 pending=1000; time rmmod rexec; dmesg -t'"
 		;;
-	run-17-goal)
+	run-18-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
 		# make run loaded rasync with 4 workers: the goal has 2. The
 		# clients' load runs in the background, rmmod cancels it once its
 		# connections are open (it prints "ready").
-		c=tests/17-reactor/async_clients.py
-		pristine && capture "$name" "$PRISTINE" make run STEP=17 FROM=solutions \
-			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/17-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
+		c=tests/18-reactor/async_clients.py
+		pristine && capture "$name" "$PRISTINE" make run STEP=18 FROM=solutions \
+			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/18-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
 		;;
 	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
 	setup-again)

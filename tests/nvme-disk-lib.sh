@@ -1,5 +1,5 @@
-# Helpers of the last NVMe stages' tests (12 to 14: the nvme-cli nodes,
-# timeouts and removal, zero copy), sourced after lib.sh, nvme-lib.sh and
+# Helpers of the last NVMe stages' tests (12 to 15: the nvme-cli nodes,
+# timeouts, removal, zero copy), sourced after lib.sh, nvme-lib.sh and
 # qmp.sh. They share one boot (BOOT=nvme-production in their stage.env):
 # two controllers, rkw-d0 (QEMU's defaults) and rkw-slow (every I/O takes
 # 4 s in QEMU's block layer), and QMP for hot-unplug from the host.

@@ -2,7 +2,7 @@
 
 //! I/O queues: how many the controller grants, which interrupt vector each
 //! uses, creating and deleting them, and a first real Read and Write
-//! through each one; and `start`, as stages 08 to 14 start the controller:
+//! through each one; and `start`, as stages 08 to 15 start the controller:
 //! up to working I/O queues.
 
 use kernel::{
@@ -68,7 +68,7 @@ pub(crate) fn vectors_wanted() -> u32 {
     cpu::nr_cpu_ids().saturating_add(1)
 }
 
-/// Starts the controller up to working I/O queues, as stages 08 to 14 do
+/// Starts the controller up to working I/O queues, as stages 08 to 15 do
 /// once their `probe` has made `ctrl` (reset, admin queue allocated) and
 /// `irqs` (the admin queue's handler on vector 0): the controller started
 /// and identified, then one I/O queue pair per CPU, as many as the

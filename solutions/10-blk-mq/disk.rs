@@ -9,7 +9,7 @@
 //! contiguous, whose PRP list is built once per command. The request's own
 //! pages are copied in (Write) or out (Read).
 //!
-//! Stage 14 includes this file unchanged: what it changes (the request's
+//! Stage 15 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 10's is
 //! [`Bounced`]: neither.
@@ -113,7 +113,7 @@ fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
 // ANCHOR_END: bounce
 
 // ANCHOR: speedups
-/// What stage 14 changes in this disk without copying it: the request's
+/// What stage 15 changes in this disk without copying it: the request's
 /// own pages for the controller instead of the bounce buffer, and one
 /// doorbell per batch of requests.
 pub(crate) trait Speedups: Send + Sync + Sized + 'static {
@@ -136,7 +136,7 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     ) -> Option<(Self::Mapping, Prps, bool)>;
 }
 
-/// What a request asks to transfer (read by stage 14's `Speedups`).
+/// What a request asks to transfer (read by stage 15's `Speedups`).
 #[derive(Clone, Copy)]
 #[allow(dead_code)]
 pub(crate) struct Transfer {
@@ -176,7 +176,7 @@ pub(crate) struct InFlight<Z: Speedups> {
     rq: ARef<Request<NvmeDisk<Z>>>,
     /// The tag's bounce buffer, claimed for this request.
     bounce: Claim,
-    /// The request's own pages, mapped for the controller (stage 14): then
+    /// The request's own pages, mapped for the controller (stage 15): then
     /// the bounce buffer's data is not used.
     mapping: Option<Z::Mapping>,
     /// Read, Write or Flush.
@@ -424,7 +424,7 @@ impl<Z: Speedups> Operations for NvmeDisk<Z> {
     type QueueData = Arc<Disk<Z>>;
 
     /// `is_last`: no more requests follow at once. A stage that batches
-    /// (`Speedups::BATCH`, stage 14) rings the doorbell only then, once for
+    /// (`Speedups::BATCH`, stage 15) rings the doorbell only then, once for
     /// the batch, as the C driver does; stage 10 rings it for every one.
     fn queue_rq(disk: ArcBorrow<'_, Disk<Z>>, rq: ARef<Request<Self>>, is_last: bool) -> Result {
         disk.queue_rq(rq, is_last || !Z::BATCH)
@@ -496,14 +496,14 @@ impl<Z: Speedups> SendDisk<Z> {
         self.id.0
     }
 
-    /// The disk itself, as the kernel shim holds it (stage 13 asks it
+    /// The disk itself, as the kernel shim holds it (stage 14 asks it
     /// whether it is open).
     #[allow(dead_code)]
     pub(crate) fn gen_disk(&self) -> &SendGenDisk<NvmeDisk<Z>> {
         &self.disk
     }
 
-    /// Its tag set: the way to its request queue (stage 14 uses it).
+    /// Its tag set: the way to its request queue (stage 15 uses it).
     #[allow(dead_code)]
     pub(crate) fn tag_set(&self) -> &Arc<TagSet<NvmeDisk<Z>>> {
         self.disk.tag_set()

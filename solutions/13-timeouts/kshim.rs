@@ -10,8 +10,6 @@
 
 #[path = "../../solutions/lib/kshim/cred.rs"]
 pub(crate) mod cred;
-#[path = "../../solutions/lib/kshim/lingering.rs"]
-pub(crate) mod lingering;
 #[path = "../../solutions/lib/kshim/misc_node.rs"]
 pub(crate) mod misc_node;
 #[path = "../../solutions/lib/kshim/owned_queue.rs"]

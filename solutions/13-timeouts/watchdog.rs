@@ -13,9 +13,16 @@
 //! That needs the queues rebuilt under a live disk; here the disk stays and
 //! fails every request at once, and unbinding and binding the driver again
 //! recovers (the chapter says why).
+//!
+//! And `unbind`, with the watchdog in its place: a device that is gone is
+//! given up at once, and the watchdog stops only once the disk is deleted.
 
 use kernel::{
-    device::Device,
+    device::{
+        Core,
+        Device, //
+    },
+    pci,
     prelude::*,
     sync::{
         aref::ARef,
@@ -34,10 +41,14 @@ use kernel::{
 };
 
 use crate::{
-    io_queues::IoQueue,
+    io_queues::{
+        self,
+        IoQueue, //
+    },
     kshim::owned_queue::OwnedQueue,
     nvme::{
         command::Command,
+        ctrl::Controller,
         queue::{
             AdminQueue,
             Pending,
@@ -233,3 +244,31 @@ impl<P: Pending> Watched<P> {
     }
     // ANCHOR_END: give_up
 }
+
+// ANCHOR: unbind
+/// `unbind` of stages 13 to 15, once the driver data is in hand, with
+/// `delete_disk` the way its disk goes: a device that is gone (surprise
+/// removal) will answer nothing, so what is in flight ends now rather than
+/// after a timeout; then the disk (its requests end in the handlers, or
+/// the watchdog ends them), the watchdog, the queues and the controller
+/// (whose queue memory is freed when the driver data is dropped, right
+/// after). A file still open on an nvme-cli node keeps the queues: from
+/// then on they refuse every command.
+pub(crate) fn unbind<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    ctrl: &Controller,
+    watchdog: &Watchdog<P>,
+    io: &[IoQueue<P>],
+    delete_disk: impl FnOnce(),
+) {
+    if ctrl.is_gone(pdev) {
+        watchdog.give_up("the device is gone");
+    }
+    delete_disk();
+    watchdog.stop();
+    io_queues::stop(pdev, ctrl, io);
+    for q in io {
+        while q.queue.cancel_next().is_some() {}
+    }
+}
+// ANCHOR_END: unbind

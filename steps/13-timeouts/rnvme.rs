@@ -1,20 +1,16 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 13: timeouts and removal. Stage 12's driver, for when the
-//! controller or the device fails it: a request the controller does not
-//! answer in time is aborted, and a controller that will not abort it is
-//! given up (`watchdog`); a device removed while it works (unbound,
-//! hot-unplugged, its module unloaded while fio runs or its disk is
-//! mounted) ends every request, and a disk still open keeps the module
-//! (`removal`).
+//! Stage 13: timeouts. Stage 12's driver, for when the controller fails
+//! it: a request the controller does not answer in time is aborted, and a
+//! controller that will not abort it is given up (`watchdog`): its
+//! requests end with an error, and new ones fail at once.
 //!
 //! How to run: `make run STEP=13`: the VM's second controller, rkw-slow,
 //! takes 4 s for every I/O (`insmod ... io_timeout_ms=1000`, then read its
-//! disk); or mount `/dev/rnvme0n1` and `rmmod rnvme`: it waits for the
-//! umount.
+//! disk).
 //!
-//! Check your work with `make check STEP=13` (the exercises:
-//! `Watched::check` in `watchdog.rs`, `delete_disk` in `removal.rs`).
+//! Check your work with `make check STEP=13` (the exercise:
+//! `Watched::check` in `watchdog.rs`).
 
 use kernel::{
     device::Core,
@@ -49,8 +45,7 @@ mod disk;
 mod chardev;
 #[path = "../../solutions/11-passthru-check/passthru.rs"]
 mod passthru;
-// New in stage 13: the watchdog, and removal with the disk still open.
-mod removal;
+// New in stage 13: the watchdog.
 mod watchdog;
 
 use chardev::{
@@ -66,7 +61,6 @@ use io_queues::{
     IoQueue,
     IO_DEPTH, //
 };
-use kshim::lingering::Lingering;
 use nvme::{
     ctrl::{
         BringUpTests,
@@ -105,7 +99,7 @@ struct RNvme<'b> {
     /// opens them (open files keep their `Passthrough`).
     #[pin]
     nodes: Nodes<IoRequest>,
-    /// Watches the requests in flight: stopped by `unbind` after the disk
+    /// Watches the requests in flight: stopped by `unbind` once the disk
     /// is gone.
     watchdog: Watchdog<IoRequest>,
     /// The disk: deleted by `unbind` (which waits for its requests) before
@@ -189,41 +183,20 @@ impl pci::Driver for RNvmeDriver {
     // ANCHOR: unbind
     fn unbind<'b>(pdev: &'b pci::Device<Core<'_>>, this: Pin<&RNvme<'b>>) {
         dev_info!(this.pdev, "unbinding {}\n", ascii(&this.id.mn));
-        // Removal as stage 13 does it: the disk first, then the queues and
-        // the controller.
-        removal::unbind(pdev, &this.ctrl, &this.watchdog, &this.disk, &this.io);
+        // Stage 12's unbind, with the watchdog in its place; the disk is
+        // deleted as stage 12 deletes it.
+        watchdog::unbind(pdev, &this.ctrl, &this.watchdog, &this.io, || {
+            disk::delete(this.pdev.as_ref(), &this.disk)
+        });
     }
     // ANCHOR_END: unbind
 }
 
-// ANCHOR: module
-/// The module: the driver, and the disks that are still open after their
-/// controller has gone. Fields drop in declaration order: the driver is
-/// unregistered (every controller unbound) before the module waits for
-/// those disks to be closed.
-#[pin_data]
-struct RNvmeModule {
-    #[pin]
-    driver: kernel::driver::Registration<pci::Adapter<RNvmeDriver>>,
-    lingering: Lingering,
-}
-
-impl kernel::InPlaceModule for RNvmeModule {
-    fn init(module: &'static kernel::ThisModule) -> impl PinInit<Self, Error> {
-        try_pin_init!(Self {
-            // First: an unbind may need it as soon as the driver exists.
-            lingering: Lingering::new(c"rnvme_lingering")?,
-            driver <- kernel::driver::Registration::new(<Self as kernel::ModuleMetadata>::NAME, module),
-        })
-    }
-}
-// ANCHOR_END: module
-
-kernel::prelude::module! {
-    type: RNvmeModule,
+kernel::module_pci_driver! {
+    type: RNvmeDriver,
     name: "rnvme",
     authors: ["rust-kernel-workshop"],
-    description: "Stage 13: an NVMe driver whose requests time out, removable while in use",
+    description: "Stage 13: an NVMe driver whose requests time out",
     license: "GPL",
     params: {
         io_timeout_ms: u32 {

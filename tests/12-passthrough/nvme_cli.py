@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """nvme-cli's view of a controller, recorded and compared between two drivers
-(stage 14 test: rnvme's char devices against the C driver's).
+(stage 15 test: rnvme's char devices against the C driver's).
 
   nvme_cli.py record CTRL_NODE NS_NODE OUT.json
       runs the nvme-cli commands of COMMANDS below against the controller node

@@ -108,7 +108,7 @@ fn for_each_piece<T: Operations>(
 
 /// Calls `f` with each piece of the request's data in turn: its page, the
 /// offset in that page and a length, at most to the end of the page, in
-/// order. (Stage 14 maps these pages for the controller instead of copying
+/// order. (Stage 15 maps these pages for the controller instead of copying
 /// them.)
 pub(crate) fn for_each_page<T: Operations>(
     rq: &Request<T>,

@@ -4,7 +4,7 @@
 //! if asked for, an SGL segment; and the claim that makes it one command's.
 //!
 //! Each tag of the disk owns one for the life of the disk (stage 10), and
-//! the nvme-cli nodes share one (stage 14). Two rules keep it right:
+//! the nvme-cli nodes share one (stage 12). Two rules keep it right:
 //!
 //! - One command at a time: two commands with one buffer would mix their
 //!   data. Only the holder of the one [`Claim`] reaches the memory, and a

@@ -246,7 +246,7 @@ impl Controller {
     // ANCHOR: stop
     /// Disables the controller (unbind): afterwards it touches no queue
     /// memory, so the queues may be freed. A command still waiting on the
-    /// admin queue (a file open on a node, stage 14) is refused.
+    /// admin queue (a file open on a node, stage 12) is refused.
     pub(crate) fn stop(&self, pdev: &pci::Device<Core<'_>>) {
         match self
             .bar(pdev)

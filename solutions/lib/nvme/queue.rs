@@ -20,7 +20,7 @@
 //! the lock. The queue knows nothing else of them: no two of the library's
 //! files and the disk import each other.
 //!
-//! A command the controller never answers must not hang anyone (stage 14).
+//! A command the controller never answers must not hang anyone (stage 13).
 //! Each request's slot remembers when it was issued, so a watchdog can find
 //! the oldest (`oldest_request`); and when the controller is given up (a
 //! timeout it would not abort, or the device is gone), `cancel_next` hands
@@ -390,7 +390,7 @@ impl<P: Pending> QueuePair<P> {
 
     /// [`QueuePair::issue`], but with `ring` false the doorbell is not
     /// rung: more commands follow, and the last one (or
-    /// [`QueuePair::commit`]) rings once for all (stage 14).
+    /// [`QueuePair::commit`]) rings once for all (stage 15).
     pub(crate) fn issue_batched(
         &self,
         tag: u16,

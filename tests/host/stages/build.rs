@@ -24,7 +24,7 @@ fn main() {
         }
         file.display().to_string()
     };
-    let p9 = stage_file("18-9p-protocol/p9.rs");
+    let p9 = stage_file("19-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
     // The NVMe library (`nvme::*`): each file as the first stage that lists
     // it in its `nvme.rs` has it. That is the stage whose exercise the file
@@ -56,17 +56,17 @@ fn main() {
         .iter()
         .map(|m| (*m, nvme_file(m)))
         .collect();
-    let exec_root = stage_file("16-executor/rexec.rs");
+    let exec_root = stage_file("17-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
     // Stage 11's `passthru.rs`, this tree's (the stage has no module root).
     let nvme_passthru = stage_file("11-passthru-check/passthru.rs");
     println!("cargo:rerun-if-changed={nvme_passthru}");
-    // Stage 23's passwd file, this tree's (the stage has no module root),
-    // and the given group file stage 24's module root includes beside it.
-    let r9p_passwd = stage_file("23-9p-passwd/passwd.rs");
+    // Stage 24's passwd file, this tree's (the stage has no module root),
+    // and the given group file stage 25's module root includes beside it.
+    let r9p_passwd = stage_file("24-9p-passwd/passwd.rs");
     println!("cargo:rerun-if-changed={r9p_passwd}");
-    let r9p_root = stage_file("24-9p-users/r9p_main.rs");
+    let r9p_root = stage_file("25-9p-users/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
     let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
@@ -112,28 +112,28 @@ fn main() {
          pub use nvme::prp as nvme_prp;\n\
          /// Read, Write, Flush, transfer pieces and I/O errors.\n\
          pub use nvme::io_command as nvme_io_command;\n\
-         /// Stage 14: the passthrough ioctls' layouts, numbers and checks,\n\
+         /// Stage 11: the passthrough ioctls' layouts, numbers and checks,\n\
          /// `{passthru_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_passthru:?}]\n\
          pub mod nvme_passthru;\n\
          /// The file `nvme_passthru` is (for the lints on it).\n\
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
-         /// Stage 16: a task's atomic state machine, `{task_state_rel}`.\n\
+         /// Stage 17: a task's atomic state machine, `{task_state_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
-         /// Stage 23: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         /// Stage 24: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_passwd:?}]\n\
          pub mod r9p_passwd;\n\
-         /// Stage 23's `crate::passwd`.\n\
+         /// Stage 24's `crate::passwd`.\n\
          pub use r9p_passwd as passwd;\n\
-         /// Stage 23: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
+         /// Stage 24: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\
-         /// Stage 18: the 9P2000.L codec, `{tree}/18-9p-protocol/p9.rs`.\n\
+         /// Stage 19: the 9P2000.L codec, `{tree}/19-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\
          pub mod p9;\n",

@@ -2,8 +2,8 @@
 //! 02's parameter checks (`params_*`), the NVMe library's CAP decoding,
 //! commands, rings and Identify data, and stage 09's PRP lists and I/O
 //! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 11's
-//! passthrough ioctls (`nvme_passthru_*`), stage 16's task state machine
-//! (`exec_*`), stage 18's 9P codec (`p9_*`), and stage 23's passwd and
+//! passthrough ioctls (`nvme_passthru_*`), stage 17's task state machine
+//! (`exec_*`), stage 19's 9P codec (`p9_*`), and stage 24's passwd and
 //! group files (`r9p_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
@@ -20,7 +20,7 @@
 //! with `RKW_TREE=steps` (stage 04's `cap.rs`, 06's `ring.rs`, 09's `prp.rs`).
 //!
 //! Stage 11's `nvme_passthru` is, likewise, this tree's `passthru.rs` (the
-//! stage has no module root; stages 12 to 14 include the solution's).
+//! stage has no module root; stages 12 to 15 include the solution's).
 
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 
