@@ -68,7 +68,7 @@ const SGL_LAST_SEGMENT: u64 = 0x3;
 /// ones; `dma_mapping_error` is an inline function bindgen cannot call).
 const DMA_MAPPING_ERROR: u64 = u64::MAX;
 
-// ANCHOR: mapping
+// ANCHOR: map
 /// The pages of one request, mapped for the controller: each piece's bus
 /// address and length. Dropping it unmaps them, which must happen before
 /// the request ends (with an IOMMU or bounce buffering, unmapping is what
@@ -159,6 +159,7 @@ impl Mapping {
         // On an error, dropping `m` unmaps what was mapped.
         mapped.ok().filter(|()| m.count > 0).map(|()| m)
     }
+    // ANCHOR_END: map
 
     /// Whether the command must say "SGL" (PSDT 01b) instead of "PRPs".
     pub(crate) fn is_sgl(&self) -> bool {
@@ -238,7 +239,6 @@ impl Drop for Mapping {
         }
     }
 }
-// ANCHOR_END: mapping
 
 /// A block request in flight on an I/O queue.
 pub(crate) type IoRequest = InFlight<ZeroCopy>;

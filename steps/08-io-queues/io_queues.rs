@@ -131,6 +131,9 @@ pub(crate) fn stop<P: Pending>(pdev: &pci::Device<Core<'_>>, ctrl: &Controller, 
     }
     let admin = ctrl.admin();
     if !admin.is_dead() {
+        for q in io {
+            q.queue.close_doorbells();
+        }
         match delete(pdev, admin, io) {
             Ok(n) => dev_info!(pdev, "deleted {} I/O queue pairs\n", n),
             Err(e) => dev_err!(pdev, "deleting the I/O queues failed ({:?})\n", e),

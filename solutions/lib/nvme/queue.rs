@@ -44,6 +44,10 @@ use kernel::{
     new_spinlock_irq,
     prelude::*,
     sync::{
+        atomic::{
+            AtomicFlag,
+            Relaxed, //
+        },
         barrier::{
             dma_mb,
             Read, //
@@ -218,6 +222,9 @@ pub(crate) struct QueuePair<P: Pending> {
     cq_mem: Coherent<[[u32; 4]]>,
     sq_doorbell: usize,
     pub(super) cq_doorbell: usize,
+    /// Set, under the `rings` lock, before the queue pair is deleted: its
+    /// doorbells are not rung any more (see [`QueuePair::close_doorbells`]).
+    doorbells_closed: AtomicFlag,
     /// Taken by the handler in hard interrupt context, so the lock
     /// disables interrupts (a plain spinlock held by a submitter when the
     /// interrupt arrives on the same CPU would deadlock).
@@ -266,6 +273,7 @@ impl<P: Pending> QueuePair<P> {
                 cq_doorbell: regs.cap().cq_head_doorbell(qid),
                 qid,
                 regs,
+                doorbells_closed: AtomicFlag::new(false),
                 rings <- new_spinlock_irq!(rings, "rnvme_admin_rings"),
                 completed <- new_condvar!("rnvme_admin_completed"),
             }),
@@ -309,9 +317,26 @@ impl<P: Pending> QueuePair<P> {
         self.rings.lock().reaped
     }
 
-    /// Writes `value` to the doorbell at `offset`.
+    /// Writes `value` to the doorbell at `offset`, unless the doorbells are
+    /// closed. Called with the `rings` lock held, which orders it with
+    /// [`QueuePair::close_doorbells`].
     pub(super) fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
+        if self.doorbells_closed.load(Relaxed) {
+            return Ok(());
+        }
         self.regs.ring_doorbell(value, offset)
+    }
+
+    /// Closes the doorbells before the queue pair is deleted. Deleting the
+    /// SQ ends the commands still in it, and their completions interrupt
+    /// while the CQ's deletion is on its way: a handler that rang the CQ
+    /// head doorbell then would write the doorbell of a queue that no
+    /// longer exists, which the specification leaves undefined (QEMU traces
+    /// `pci_nvme_ub_db_wr_invalid_cq`). Set under the lock every doorbell
+    /// is rung with, so no handler is between its check and its write.
+    pub(crate) fn close_doorbells(&self) {
+        let _rings = self.rings.lock();
+        self.doorbells_closed.store(true, Relaxed);
     }
 
     // ANCHOR: submit
