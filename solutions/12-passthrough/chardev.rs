@@ -222,14 +222,7 @@ impl<P: Pending> Passthrough<P> {
             }
             Direction::None => {}
         }
-        let cmd = Command {
-            opcode: c.opcode,
-            nsid: c.nsid,
-            prp1: self.prps.prp1,
-            prp2: self.prps.prp2,
-            cdw: c.cdw,
-            sgl: false,
-        };
+        let cmd = command_of(c, &self.prps);
         let timeout = match c.timeout_ms {
             0 => ADMIN_TIMEOUT,
             ms => Delta::from_millis(ms.min(MAX_TIMEOUT_MS).into()),
@@ -264,6 +257,19 @@ impl<P: Pending> Passthrough<P> {
         Ok((cqe.status.0, cqe.result))
     }
     // ANCHOR_END: run
+}
+
+/// The command `c` asks for, its data in the buffer that `prps` describe
+/// (a passthrough command is always PRPs, never an SGL).
+fn command_of(c: &passthru::Passthru, prps: &Prps) -> Command {
+    Command {
+        opcode: c.opcode,
+        nsid: c.nsid,
+        prp1: prps.prp1,
+        prp2: prps.prp2,
+        cdw: c.cdw,
+        sgl: false,
+    }
 }
 
 // ANCHOR: nodes

@@ -208,9 +208,8 @@ impl<P: Pending> Passthrough<P> {
         // buffer (`CmdBuffer::claim`; EBUSY if it cannot be: a command that
         // used it timed out). Copy a Write's data in from `c.addr` (into
         // `staging`, then `claim.view().write`), or, for a Read, check now
-        // that the caller's buffer can be written; build the `Command` from
-        // `c` with the buffer's PRPs (`self.prps`), send it
-        // with `submit_any` to the admin queue or I/O queue 1 (`target`),
+        // that the caller's buffer can be written; send the command
+        // (`command_of(c, &self.prps)`, given below) with `submit_any` to the admin queue or I/O queue 1 (`target`),
         // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
         // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
         // the controller may still use the buffer: `Claim::abandon` it; so
@@ -225,11 +224,24 @@ impl<P: Pending> Passthrough<P> {
             MAX_TIMEOUT_MS,
             &self.staging,
             &self.buffer,
-            self.prps,
+            command_of(c, &self.prps),
         );
         Err(ENOSYS)
     }
     // ANCHOR_END: run
+}
+
+/// The command `c` asks for, its data in the buffer that `prps` describe
+/// (a passthrough command is always PRPs, never an SGL).
+fn command_of(c: &passthru::Passthru, prps: &Prps) -> Command {
+    Command {
+        opcode: c.opcode,
+        nsid: c.nsid,
+        prp1: prps.prp1,
+        prp2: prps.prp2,
+        cdw: c.cdw,
+        sgl: false,
+    }
 }
 
 // ANCHOR: nodes

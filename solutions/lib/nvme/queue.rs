@@ -156,6 +156,7 @@ pub(super) struct Rings<P> {
 }
 
 impl<P> Rings<P> {
+    // ANCHOR: claim_cid
     /// Claims a free identifier for a new command.
     fn claim_cid(&mut self) -> Option<u16> {
         let n = self.slots.len();
@@ -171,6 +172,7 @@ impl<P> Rings<P> {
         }
         None
     }
+    // ANCHOR_END: claim_cid
 
     /// The slot of identifier `cid`, if there is one.
     pub(super) fn slot(&mut self, cid: u16) -> Option<&mut Slot<P>> {
