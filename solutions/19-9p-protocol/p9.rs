@@ -38,7 +38,7 @@ pub(crate) mod error;
 pub(crate) mod frame;
 #[path = "../../solutions/lib/p9/qid.rs"]
 pub(crate) mod qid;
-#[path = "p9/reply.rs"]
+#[path = "../../solutions/lib/p9/reply.rs"]
 pub(crate) mod reply;
 #[path = "p9/request.rs"]
 pub(crate) mod request;

@@ -27,8 +27,8 @@
 //! it with `#[allow(dead_code)]`.
 //!
 //! Check your work with `make check STEP=19` (the exercises are in
-//! `p9/request.rs`, `p9/dirent.rs` and `p9/reply.rs`; the other children
-//! are the solution's, named by the `#[path]`s below).
+//! `p9/request.rs` and `p9/dirent.rs`; the other children are the
+//! library's, named by the `#[path]`s below).
 #![forbid(unsafe_code)]
 
 // Both includers reach this file through `#[path]`, which makes rustc look
@@ -42,7 +42,7 @@ pub(crate) mod error;
 pub(crate) mod frame;
 #[path = "../../solutions/lib/p9/qid.rs"]
 pub(crate) mod qid;
-#[path = "p9/reply.rs"]
+#[path = "../../solutions/lib/p9/reply.rs"]
 pub(crate) mod reply;
 #[path = "p9/request.rs"]
 pub(crate) mod request;
