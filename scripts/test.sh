@@ -212,19 +212,37 @@ run_vms() {
 			plain+=("$r")
 		fi
 	done
+	# Groups whose tests mostly wait (WAITS=yes: a controller that takes
+	# seconds, timeouts) boot first: in make test they run beside the
+	# skeletons' boots on the fast kernel, which use the idle cores.
+	for g in "${groups[@]}"; do
+		[ "$(stage_env "$(group_first "$g")" WAITS)" != yes ] || run_group "$g"
+	done
 	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
 	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
 	for g in "${groups[@]}"; do
-		# shellcheck disable=SC2206 # the group's stages, one word each
-		local members=(${group_of[$g]}) append=""
-		r=${members[0]}
-		wants_kmemleak "$r" && append="kmemleak=on"
-		# The group's own kernel arguments (APPEND= in its stage.env).
-		local extra
-		extra=$(stage_env "${r%%:*}" APPEND)
-		[ -z "$extra" ] || append="$append${append:+ }$extra"
-		RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
+		[ "$(stage_env "$(group_first "$g")" WAITS)" = yes ] || run_group "$g"
 	done
+}
+
+# group_first GROUP: the first stage of a boot group (run_vms's group_of).
+group_first() {
+	local members
+	read -ra members <<<"${group_of[$1]}"
+	echo "${members[0]%%:*}"
+}
+
+# run_group GROUP: one boot group's stages, with the group's kernel
+# arguments, vCPUs and QMP (from its first stage's stage.env).
+run_group() {
+	local members r append="" extra
+	read -ra members <<<"${group_of[$1]}"
+	r=${members[0]}
+	wants_kmemleak "$r" && append="kmemleak=on"
+	# The group's own kernel arguments (APPEND= in its stage.env).
+	extra=$(stage_env "${r%%:*}" APPEND)
+	[ -z "$extra" ] || append="$append${append:+ }$extra"
+	RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
 }
 
 # wants_kmemleak NN-name:trees: the stage checks for leaks (KMEMLEAK=yes)
