@@ -43,7 +43,12 @@ is_ok "clients that disconnect abruptly do not disturb the server" $CLIENT abrup
 expect_no_dmesg "and no error is logged for them" 'ended with an error|dropped a connection|accept failed'
 
 hint "a task that waits must give its worker back (return Pending), or 2 workers cannot serve 256 connections"
-is_ok "256 connections open at once on 2 workers, 20 messages each" $ASYNC many $PORT 256 20
+# 5 messages each on the debug kernel (KASAN, kmemleak), where 20 took a
+# minute: what is checked is that 256 connections open at once are all
+# served by 2 workers, which the first message each already shows.
+ROUNDS=20
+[ "${RKW_FLAVOUR:-debug}" = fast ] || ROUNDS=5
+is_ok "256 connections open at once on 2 workers, $ROUNDS messages each" $ASYNC many $PORT 256 $ROUNDS
 hint "write_all waits for POLLOUT without holding a worker; read sees the end of a half-closed stream"
 is_ok "a slow reader, a half-closed socket and idle clients stall nobody" $ASYNC stall $PORT
 unload
