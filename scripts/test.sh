@@ -215,14 +215,18 @@ run_vms() {
 	# Groups whose tests mostly wait (WAITS=yes: a controller that takes
 	# seconds, timeouts) boot first: in make test they run beside the
 	# skeletons' boots on the fast kernel, which use the idle cores.
+	local waiting=() others=()
 	for g in "${groups[@]}"; do
-		[ "$(stage_env "$(group_first "$g")" WAITS)" != yes ] || run_group "$g"
+		if [ "$(stage_env "$(group_first "$g")" WAITS)" = yes ]; then
+			waiting+=("$g")
+		else
+			others+=("$g")
+		fi
 	done
+	for g in "${waiting[@]}"; do run_group "$g"; done
 	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
 	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
-	for g in "${groups[@]}"; do
-		[ "$(stage_env "$(group_first "$g")" WAITS)" = yes ] || run_group "$g"
-	done
+	for g in "${others[@]}"; do run_group "$g"; done
 }
 
 # group_first GROUP: the first stage of a boot group (run_vms's group_of).
