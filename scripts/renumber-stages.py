@@ -3,6 +3,7 @@
 NN on one number up, everywhere the repository names a stage by number.
 
     scripts/renumber-stages.py --from 09 [--by 1] [--dry-run]
+    scripts/renumber-stages.py --insert 90 --at 18 [--dry-run]
 
 moves the folders and files named after the stages (solutions/NN-x,
 steps/NN-x, tests/NN-x, book/src/NN-x.md, book/src/generated/NN-*,
@@ -20,6 +21,11 @@ One pass with a mapping function, so 09 -> 10 and 10 -> 11 never collide.
 What it cannot know (bare numbers in scripts, "the last NVMe stage" in
 prose) it lists afterwards: `grep` the printed patterns and fix by hand.
 The new stage's own folder is yours to create after it.
+
+`--insert 90 --at 18` is for a stage written under a temporary number
+above the others (a split written beside the stage it splits, so that
+nothing moves while it is written): it becomes stage 18, and 18 up to 89
+move one number up, in the same single pass.
 """
 
 import argparse
@@ -51,19 +57,37 @@ def tracked():
 
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    ap.add_argument("--from", dest="start", required=True, help="first stage to move (NN)")
+    ap.add_argument("--from", dest="start", help="first stage to move (NN)")
+    ap.add_argument("--insert", help="a stage under a temporary number (NN) to move to --at")
+    ap.add_argument("--at", help="the number the --insert stage takes (MM); MM and up move one up")
     ap.add_argument("--by", type=int, default=1,
                     help="how many numbers up (default 1; negative: down, into numbers left free)")
     ap.add_argument("--dry-run", action="store_true", help="say what would change, change nothing")
     args = ap.parse_args()
-    start, by = int(args.start), args.by
     known = stages()
-    if start not in known:
-        sys.exit(f"no stage {start:02d} in solutions/")
-    last = max(known)
+    if args.insert is not None:
+        if args.start is not None or args.at is None:
+            sys.exit("--insert NN takes --at MM and no --from")
+        temp, at = int(args.insert), int(args.at)
+        if temp not in known or at not in known or at >= temp:
+            sys.exit(f"--insert {temp:02d} --at {at:02d}: both must be stages, {at:02d} the lower")
 
-    def new(n):
-        return n + by if start <= n <= last else n
+        def new(n):
+            if n == temp:
+                return at
+            return n + 1 if at <= n < temp else n
+
+        by = 1
+    else:
+        if args.start is None:
+            sys.exit("say --from NN, or --insert NN --at MM")
+        start, by = int(args.start), args.by
+        if start not in known:
+            sys.exit(f"no stage {start:02d} in solutions/")
+        last = max(known)
+
+        def new(n):
+            return n + by if start <= n <= last else n
 
     slugs = "|".join(sorted((re.escape(s) for s in known.values()), key=len, reverse=True))
     # "09-blk-mq" (a folder) and "09 blk-mq" (a chapter's title).
@@ -135,8 +159,13 @@ def main():
         return int(re.search(r"\d\d", base).group(0))
 
     # Moving up, the highest first; down, the lowest first: a move never
-    # lands on a name still in use.
-    for p in sorted(names, key=number, reverse=by > 0):
+    # lands on a name still in use. An inserted stage moves down last, into
+    # the number the others have just left.
+    def order(p):
+        n = number(p)
+        return (new(n) < n, -n if by > 0 else n)
+
+    for p in sorted(names, key=order):
         q = renamed(p)
         if q != p:
             moves.append((p, q))
