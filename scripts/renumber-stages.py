@@ -169,7 +169,15 @@ def main():
         q = renamed(p)
         if q != p:
             moves.append((p, q))
-    for p, q in moves:
+    # An inserted stage first steps aside (its number may be the one the
+    # stage below it moves up into), then lands after the others moved.
+    parked = []
+    for i, (p, q) in enumerate(moves):
+        if number(q) < number(p) and by > 0:
+            aside = p + ".renumbering"
+            moves[i] = (aside, q)
+            parked.append((p, aside))
+    for p, q in parked + moves:
         print(f"git mv {p} {q}")
         if not args.dry_run:
             subprocess.run(["git", "mv", p, q], cwd=ROOT, check=True)
