@@ -148,7 +148,6 @@ async fn serve_requests<N: Namespace, P: Policy>(
     let mut inbuf = KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?;
     // Bytes received and not answered yet, from the start of `inbuf`.
     let mut filled = 0usize;
-    let mut turns = 0u32;
     loop {
         // A whole frame in the buffer: answer it.
         if let Some(size) = frame_size(inbuf.get(..filled).ok_or(EINVAL)?) {
@@ -169,11 +168,8 @@ async fn serve_requests<N: Namespace, P: Policy>(
                 if inbuf.len() < msize {
                     inbuf.resize(msize, 0, GFP_KERNEL)?;
                 }
-                turns += 1;
-                if turns == TURNS {
-                    turns = 0;
-                    yield_now().await;
-                }
+                // Let the other connections have a turn now and then.
+                session.take_turn().await;
                 continue;
             }
         }
@@ -221,6 +217,8 @@ struct Session<P: Policy> {
     /// When the client was first waited for, for the rest of the frame it
     /// is sending; `None` between frames.
     frame_began: Option<Instant<Monotonic>>,
+    /// Requests answered since the task last let the others have a turn.
+    turns: u32,
 }
 // ANCHOR_END: session
 
@@ -235,6 +233,7 @@ impl<P: Policy> Session<P> {
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
             frame_began: None,
+            turns: 0,
         })
     }
 
@@ -268,6 +267,17 @@ impl<P: Policy> Session<P> {
         self.policy.within(began, stream.read(buf)).await?
     }
     // ANCHOR_END: io
+
+    /// Counts one request answered; every `TURNS` of them, lets the other
+    /// tasks have the worker. A client that pipelines its requests never
+    /// makes a read wait, and would otherwise keep the worker to itself.
+    async fn take_turn(&mut self) {
+        self.turns += 1;
+        if self.turns == TURNS {
+            self.turns = 0;
+            yield_now().await;
+        }
+    }
 
     /// Encodes `Rlerror` for the frame at the start of `frame` that cannot be
     /// decoded; returns its length (0: nothing to send).

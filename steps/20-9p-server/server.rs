@@ -161,8 +161,8 @@ async fn serve_requests<N: Namespace, P: Policy>(
     //   `Err(EPROTO)`. Why must a size below the header end it too?
     // - A `Tversion` may raise `session.msize` to 1 MiB: from then on a
     //   frame that big must fit in the input buffer (`FIRST_MSIZE` at first).
-    // - Other connections share the workers: after every `TURNS` requests,
-    //   give them a turn (`yield_now().await`).
+    // - Other connections share the workers: after each request answered,
+    //   `session.take_turn().await` (every `TURNS` requests it yields).
     // - Slice with `get`/`get_mut` and `ok_or(EINVAL)?`: a panic is an oops.
     // `make hint STEP=20` shows the loop's shape, then a sketch.
     // Tests: the "mount msize=... cache=..." checks (while no mount works,
@@ -171,8 +171,9 @@ async fn serve_requests<N: Namespace, P: Policy>(
     // frame announcing more than msize bytes, or fewer than its 7-byte
     // header, gets one Rlerror EPROTO, then the connection closes" and "raw
     // 9P, one worker: a connection flooding it ... takes turns".
-    let _ = (stream, root, policy, frame_size, yield_now, HEADER_SIZE);
+    let _ = (stream, root, policy, frame_size, HEADER_SIZE);
     let _ = (Session::<P>::handle::<N>, Session::<P>::send, Session::<P>::receive);
+    let _ = Session::<P>::take_turn;
     Err(ENOSYS)
 }
 
@@ -210,6 +211,8 @@ struct Session<P: Policy> {
     /// When the client was first waited for, for the rest of the frame it
     /// is sending; `None` between frames.
     frame_began: Option<Instant<Monotonic>>,
+    /// Requests answered since the task last let the others have a turn.
+    turns: u32,
 }
 // ANCHOR_END: session
 
@@ -224,6 +227,7 @@ impl<P: Policy> Session<P> {
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
             frame_began: None,
+            turns: 0,
         })
     }
 
@@ -257,6 +261,17 @@ impl<P: Policy> Session<P> {
         self.policy.within(began, stream.read(buf)).await?
     }
     // ANCHOR_END: io
+
+    /// Counts one request answered; every `TURNS` of them, lets the other
+    /// tasks have the worker. A client that pipelines its requests never
+    /// makes a read wait, and would otherwise keep the worker to itself.
+    async fn take_turn(&mut self) {
+        self.turns += 1;
+        if self.turns == TURNS {
+            self.turns = 0;
+            yield_now().await;
+        }
+    }
 
     /// Encodes `Rlerror` for the frame at the start of `frame` that cannot be
     /// decoded; returns its length (0: nothing to send).

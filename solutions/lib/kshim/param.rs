@@ -34,6 +34,16 @@ pub(crate) struct StringParam<const N: usize>(UnsafeCell<[u8; N]>);
 unsafe impl<const N: usize> Sync for StringParam<N> {}
 
 impl<const N: usize> StringParam<N> {
+    /// The value: the default, or what `insmod` passed.
+    pub(crate) fn value(&self) -> &CStr {
+        // SAFETY: nothing writes the buffer after loading (type invariant).
+        let buf = unsafe { &*self.0.get() };
+        CStr::from_bytes_until_nul(buf).unwrap_or(c"")
+    }
+}
+// ANCHOR_END: string_param
+
+impl<const N: usize> StringParam<N> {
     /// A parameter whose default is `default` (shorter than `N` bytes,
     /// checked at compile time).
     pub(crate) const fn new(default: &[u8]) -> Self {
@@ -50,13 +60,6 @@ impl<const N: usize> StringParam<N> {
     /// Where the parser copies the argument.
     pub(crate) const fn as_mut_ptr(&self) -> *mut u8 {
         self.0.get().cast()
-    }
-
-    /// The value: the default, or what `insmod` passed.
-    pub(crate) fn value(&self) -> &CStr {
-        // SAFETY: nothing writes the buffer after loading (type invariant).
-        let buf = unsafe { &*self.0.get() };
-        CStr::from_bytes_until_nul(buf).unwrap_or(c"")
     }
 }
 
@@ -97,5 +100,4 @@ macro_rules! string_param {
         };
     };
 }
-// ANCHOR_END: string_param
 pub(crate) use string_param;

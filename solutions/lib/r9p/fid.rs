@@ -37,6 +37,7 @@ pub(crate) struct FidTable<U> {
     /// How many there may be.
     max: usize,
 }
+// ANCHOR_END: fid
 
 impl<U> FidTable<U> {
     /// An empty table for at most `max` fids.
@@ -100,4 +101,3 @@ impl<U> FidTable<U> {
         self.len = 0;
     }
 }
-// ANCHOR_END: fid

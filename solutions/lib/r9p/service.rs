@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module around the 9P server of stages 20 to 24: the parameters'
+//! The module around the 9P server of stages 20 to 23 and 25: the parameters'
 //! checks, the listener, the accept task, and stopping.
 //!
 //! Each of these stages has a crate root of its own (its `module!`, its
 //! parameters, the files it includes) and a server that can do more: stage
-//! 18 serves the export's root alone, stage 21 walks the tree, stage 22
+//! 20 serves the export's root alone, stage 21 walks the tree, stage 22
 //! lists its directories, stages 23 and 25 harden it. What differs is the
 //! namespace the connections are served with (`server::Namespace`) and the
 //! policy (`policy::Policy`), so this file is generic over both, and each
@@ -122,6 +122,22 @@ pub(crate) struct Server<N, P: Policy = Trusting> {
     namespace: PhantomData<fn() -> N>,
 }
 
+impl<N, P: Policy> Drop for Server<N, P> {
+    fn drop(&mut self) {
+        // Cancelling a task drops its future: its socket closes (the client
+        // sees the connection end) and its fids and open files go.
+        let cancelled = self.executor.shutdown();
+        pr_info!(
+            "stopped after {} connections ({} tasks spawned, {} cancelled)\n",
+            self.served.load(Ordering::Relaxed),
+            self.executor.spawned(),
+            cancelled
+        );
+        self.policy.stopped();
+    }
+}
+// ANCHOR_END: module
+
 impl<N: Namespace, P: Policy> kernel::Module for Server<N, P> {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let port = crate::module_parameters::port.value();
@@ -187,19 +203,3 @@ impl<N: Namespace, P: Policy> kernel::Module for Server<N, P> {
         Ok(this)
     }
 }
-
-impl<N, P: Policy> Drop for Server<N, P> {
-    fn drop(&mut self) {
-        // Cancelling a task drops its future: its socket closes (the client
-        // sees the connection end) and its fids and open files go.
-        let cancelled = self.executor.shutdown();
-        pr_info!(
-            "stopped after {} connections ({} tasks spawned, {} cancelled)\n",
-            self.served.load(Ordering::Relaxed),
-            self.executor.spawned(),
-            cancelled
-        );
-        self.policy.stopped();
-    }
-}
-// ANCHOR_END: module
