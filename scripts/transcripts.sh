@@ -158,7 +158,7 @@ for name in "${NAMES[@]}"; do
 		m=build/modules-fast/solutions/90-sleep/rsleep.ko
 		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
 		pristine && capture "$name" "$PRISTINE" make run STEP=90 FROM=solutions \
-			"CMD='set -x; rmmod rsleep; dmesg -C; insmod $m sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rsleep; dmesg -t; dmesg -C; insmod $m pending=1000; time rmmod rsleep; dmesg -t'"
+			"CMD='set -x; rmmod rsleep; dmesg -C; insmod $m sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rsleep; dmesg -t; dmesg -C; insmod $m sleepers=0 pending=1000; time rmmod rsleep; dmesg -t'"
 		;;
 	run-18-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
