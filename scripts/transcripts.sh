@@ -17,7 +17,9 @@
 #   run-10-goal        make run STEP=10 FROM=solutions with the session of
 #                      chapter 10's goal: the disks, lsblk, the pattern, ext4
 #   run-17-goal        make run STEP=17 FROM=solutions with the session of
-#                      chapter 17's goal: 10000 tasks, 16 sleepers, rmmod
+#                      chapter 17's goal: 10000 tasks, rmmod
+#   run-90-goal        make run STEP=90 FROM=solutions with the session of
+#                      chapter 90's goal: 16 sleepers, rmmod of 1000 sleeping
 #   run-18-goal        make run STEP=18 FROM=solutions with the session of
 #                      chapter 18's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
@@ -38,7 +40,7 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-10-goal, run-17-goal, run-18-goal, check-NN-* and test-01 one each, all on the fast kernel
+# run-10-goal, run-17-goal, run-90-goal, run-18-goal, check-NN-* and test-01 one each, all on the fast kernel
 # (stage 19's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-10 and check-15
 # about 110 s, check-23 140 s and check-20 190 s. Re-run this after
@@ -55,7 +57,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-15-steps check-18-steps check-19-steps check-20-steps run-10-goal run-17-goal run-18-goal)
+ALL+=(check-15-steps check-18-steps check-19-steps check-20-steps run-10-goal run-17-goal run-90-goal run-18-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -148,7 +150,15 @@ for name in "${NAMES[@]}"; do
 		m=build/modules-fast/solutions/17-executor/rexec.ko
 		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
 		pristine && capture "$name" "$PRISTINE" make run STEP=17 FROM=solutions \
-			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000 sleepers=0; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t; dmesg -C; insmod $m tasks=0 sleepers=0 pending=1000; time rmmod rexec; dmesg -t'"
+			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t'"
+		;;
+	run-90-goal)
+		# As run-17-goal: the sleepers' log once they are done, then
+		# rmmod's, then rmmod of 1000 tasks that sleep, timed.
+		m=build/modules-fast/solutions/90-sleep/rsleep.ko
+		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
+		pristine && capture "$name" "$PRISTINE" make run STEP=90 FROM=solutions \
+			"CMD='set -x; rmmod rsleep; dmesg -C; insmod $m sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rsleep; dmesg -t; dmesg -C; insmod $m sleepers=0 pending=1000; time rmmod rsleep; dmesg -t'"
 		;;
 	run-18-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).

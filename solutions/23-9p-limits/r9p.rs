@@ -25,8 +25,8 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/17-executor/waker.rs"]
 mod waker;
-// Stage 17's timer future, which `limits::within` races a client against.
-#[path = "../../solutions/17-executor/sleep.rs"]
+// Stage 90's timer future, which `limits::within` races a client against.
+#[path = "../../solutions/90-sleep/sleep.rs"]
 mod sleep;
 // Stage 18's files, unchanged: the reactor, the sockets and their futures.
 #[path = "../../solutions/18-reactor/async_socket.rs"]

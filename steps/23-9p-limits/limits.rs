@@ -158,7 +158,7 @@ pub(crate) async fn within<F: Future>(limit: Delta, fut: F) -> Result<F::Output>
     // - whenever this returns `Pending`, both `fut` and the timer have the
     //   task's waker, whichever wakes it first;
     // - a timer that cannot be made (`sleep`'s error) ends it with that error.
-    // Tools: `pin!`, `poll_fn`, `sleep(limit)` (stage 17's timer future;
+    // Tools: `pin!`, `poll_fn`, `sleep(limit)` (stage 90's timer future;
     // `Sleep` is `Unpin`, so `Pin::new(&mut sleep)` polls it where it lies,
     // in an `Option`).
     // `make hint STEP=23` shows the closure's shape. (As it is, nothing ever

@@ -1,7 +1,7 @@
 #!/bin/bash
 # Stage 17 test (runs in the VM): the executor runs thousands of short tasks,
-# sleepers wake in the order of their deadlines without holding a worker, and
-# rmmod cancels tasks that are still waiting, cleanly.
+# each woken once by its own waker, and one task joins them all; rmmod then
+# finds nothing left to cancel. (Sleepers and cancelling: stage 90.)
 . "$(dirname "$0")/../lib.sh"
 
 hint "init checks its parameters before it starts anything"
@@ -13,7 +13,7 @@ hint "Task::run (executor.rs) must poll the future with a Context made from wake
 # executor that never polls fails here in 20 s instead of after the stall
 # limit of the long run below.
 mark
-load tasks=10 sleepers=0 || {
+load tasks=10 || {
 	finish
 	exit
 }
@@ -29,7 +29,7 @@ unload
 N=10000
 SUM=$(((N - 1) * N * (2 * N - 1) / 6))
 mark
-load tasks=$N sleepers=0 || {
+load tasks=$N || {
 	finish
 	exit
 }
@@ -50,44 +50,6 @@ expect_no_dmesg "no task failed" 'failed:'
 unload
 expect_dmesg "rmmod: nothing was left to cancel" "executor stopped: $((N + 1)) tasks spawned, 0 cancelled"
 
-S=16
-hint "Sleep::poll (sleep.rs) must store the waker under the alarm's lock, then start the timer once; Ready only once the timer fired"
-mark
-load tasks=0 sleepers=$S workers=1 || {
-	finish
-	exit
-}
-if wait_dmesg "$S sleepers (50 ms to 800 ms, spawned longest first) wake in the order of their deadlines, none early" \
-	"$S sleepers woke in the order of their deadlines, none early" 30; then
-	# One worker, and the sleeps add up to 6.8 s: finishing well before that
-	# means no sleeper held the worker while it slept.
-	ms=$(dmesg_since_mark | sed -nE "s/.*$S sleepers woke .*\(([0-9]+) ms\)/\1/p" | tail -1)
-	if [ -n "$ms" ] && [ "$ms" -lt 6800 ]; then
-		pass "on one worker they slept side by side: ${ms} ms, not the 6800 ms of one after the other"
-	else
-		fail "on one worker they slept side by side" "took ${ms:-?} ms; 6800 ms is the sum of the sleeps"
-	fi
-fi
-expect_no_dmesg "no sleeper woke early or out of turn" 'woke early|woke [0-9]+th'
-unload
-
-P=1000
-hint "shutdown: cancel every live task (drop its future, cancelling its timer), then flush the queue"
-mark
-load tasks=0 sleepers=0 pending=$P || {
-	finish
-	exit
-}
-wait_dmesg "$P tasks wait on hour-long timers" "executor started: .* $P pending" 10
-timed_rmmod
-if [ $RMMOD_RC -eq 0 ] && ! loaded; then
-	pass "rmmod with $P sleeping tasks returns (${RMMOD_MS} ms)"
-else
-	fail "rmmod with $P sleeping tasks returns" "rmmod exited with $RMMOD_RC after ${RMMOD_MS} ms" "$(excerpt)"
-fi
-hint "if fewer were cancelled, the tasks were not waiting: Sleep::poll (sleep.rs) must return Pending until the timer fires"
-expect_dmesg "and cancels every one of them" "executor stopped: $P tasks spawned, $P cancelled"
-
 hint "a reload must start from scratch: nothing may survive rmmod"
-reload_twice tasks=500 sleepers=4 pending=10
+reload_twice tasks=500
 finish

@@ -32,6 +32,7 @@ unsafe impl Send for OwnedQueue {}
 unsafe impl Sync for OwnedQueue {}
 
 impl OwnedQueue {
+    // ANCHOR: new
     /// An unbound workqueue named `name` that runs at most `max_active` work
     /// items at once (0: the kernel's default, 256 per node).
     pub(crate) fn new(name: &'static CStr, max_active: u32) -> Result<Self> {
@@ -49,6 +50,7 @@ impl OwnedQueue {
         // INVARIANT: a non-NULL result is a new workqueue that we own.
         NonNull::new(wq).map(Self).ok_or(ENOMEM)
     }
+    // ANCHOR_END: new
 
     /// The queue, to put work on it.
     pub(crate) fn queue(&self) -> &Queue {

@@ -119,7 +119,7 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // TODO (exercise 3): Ready once the timer fired; otherwise make sure it
+        // TODO (exercise 1): Ready once the timer fired; otherwise make sure it
         // wakes us:
         // - lock `self.alarm.state`; if `fired`, return `Poll::Ready(())`;
         // - otherwise store a clone of `cx.waker()` in `waker` *before*
