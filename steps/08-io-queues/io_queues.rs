@@ -213,7 +213,6 @@ fn rw(opcode: u8, lba: u64, prp1: u64) -> Command {
     }
 }
 
-// ANCHOR: exercise
 /// Proves that every I/O queue works before anything relies on it: through
 /// each queue, reads `reads` blocks of the pattern the host wrote before
 /// boot and compares them, then writes a block of its own past the pattern
@@ -275,6 +274,7 @@ fn exercise_with<P: Pending>(
             ADMIN_TIMEOUT,
         )
     };
+    // ANCHOR: exercise
     for q in io {
         let qid = q.queue.qid();
         // Each queue reads blocks of its own, wrapping in the pattern.
@@ -323,6 +323,6 @@ fn exercise_with<P: Pending>(
             reads
         );
     }
+    // ANCHOR_END: exercise
     Ok(())
 }
-// ANCHOR_END: exercise
