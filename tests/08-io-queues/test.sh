@@ -11,7 +11,7 @@
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme-lib.sh"
 
-REPEAT=70 DEPTH=32 READS=70 CPUS=$(nproc)
+REPEAT=70 DEPTH=32 READS=70
 mapfile -t BDFS < <(nvme_bdfs)
 [ ${#BDFS[@]} -eq 3 ] || {
 	fail "the VM has three NVMe controllers" "found: ${BDFS[*]}"
@@ -76,20 +76,7 @@ variant() {
 
 # First all three at once: rnvme drives several controllers side by side,
 # and says which serial number (set in stage.env) each PCI address has.
-hint "probe runs once per controller: nothing in the driver may be global"
-mark
-load io_reads=2 || { finish; exit; }
-declare -A BDF_OF
-for b in "${BDFS[@]}"; do
-	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
-	[ -n "$s" ] && BDF_OF[$s]=$b
-done
-if [ ${#BDF_OF[@]} -eq 3 ]; then
-	pass "rnvme binds all three controllers at once (${!BDF_OF[*]})"
-else
-	fail "rnvme binds all three controllers at once" "serials found: ${!BDF_OF[*]}" "$(excerpt)"
-fi
-unload
+bind_all_by_serial io_reads=2
 
 # Then one at a time. (Vector of I/O queue q: 1 + (q - 1) % (vectors - 1).)
 # (name, address, queues, interrupt lines, repeat, the queues' vectors)

@@ -61,20 +61,7 @@ variant() {
 # First all three at once: rnvme counts the queues of several controllers
 # side by side, and says which serial number (set in stage.env) each PCI
 # address has.
-hint "probe runs once per controller: nothing in the driver may be global"
-mark
-load || { finish; exit; }
-declare -A BDF_OF
-for b in "${BDFS[@]}"; do
-	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
-	[ -n "$s" ] && BDF_OF[$s]=$b
-done
-if [ ${#BDF_OF[@]} -eq 3 ]; then
-	pass "rnvme binds all three controllers at once (${!BDF_OF[*]})"
-else
-	fail "rnvme binds all three controllers at once" "serials found: ${!BDF_OF[*]}" "$(excerpt)"
-fi
-unload
+bind_all_by_serial
 
 # (name, address, granted, queues, vectors, the queues' vectors; vector of
 # I/O queue q: 1 + (q - 1) % (vectors - 1))
