@@ -365,7 +365,7 @@ DRIVER_SHAPE = re.compile(
     r"|description: \".*\",|license: \"GPL\",|params: \{|\w+: u32 \{|default: \d+,"
     # The NVMe driver's own shape, in every root from stage 07 on: its two
     # promises stay in `probe` by design (the DMA mask and the handlers;
-    # chapter 08), after `map` and before `Controller::new`; the driver
+    # chapter 93), after `map` and before `Controller::new`; the driver
     # data's common fields, and their initialisers.
     r"|pin_init::pin_init_scope\(move \|\| \{|let \(bar, cap\) = map\(pdev\)\?;"
     r"|unsafe \{ pdev\.dma_set_mask_and_coherent\(DmaMask::new::<64>\(\)\)\? \};"

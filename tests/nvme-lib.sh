@@ -35,6 +35,33 @@ bind_only() {
 	done
 }
 
+# bind_all_by_serial [LOAD ARGS...]: load the module with every controller
+# bound, check that it binds them all at once (probe runs once per
+# controller), and fill BDF_OF (serial -> PCI address) from the serial each
+# one logs (set in stage.env); then unload. A module that does not load
+# ends the stage.
+declare -A BDF_OF
+bind_all_by_serial() {
+	local b s all
+	all=$(nvme_bdfs | wc -l)
+	hint "probe runs once per controller: nothing in the driver may be global"
+	mark
+	load "$@" || {
+		finish
+		exit
+	}
+	for b in $(nvme_bdfs); do
+		s=$(dmesg_since_mark | sed -n "s/^$MODULE $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
+		[ -n "$s" ] && BDF_OF[$s]=$b
+	done
+	if [ ${#BDF_OF[@]} -eq "$all" ]; then
+		pass "$MODULE binds all $all controllers at once (${!BDF_OF[*]})"
+	else
+		fail "$MODULE binds all $all controllers at once" "serials found: ${!BDF_OF[*]}" "$(excerpt)"
+	fi
+	unload
+}
+
 # bound_to_us: the controller is bound to our driver.
 bound_to_us() {
 	[ "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver" 2>/dev/null)")" = "$MODULE" ]

@@ -22,6 +22,9 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
+// Stage 93's file, unchanged: how many I/O queues.
+#[path = "../../solutions/93-queue-count/queue_count.rs"]
+mod queue_count;
 // Stage 08's file, unchanged: the I/O queues. (Its `exercise`, stage 08's
 // check of every queue with the host's pattern, is not run any more: the
 // disk's data is its user's now.)
@@ -130,7 +133,7 @@ impl pci::Driver for RNvmeDriver {
             // SAFETY: `irqs` is dropped on an error, else it goes into the
             // driver data, which the driver core drops at unbind.
             let mut irqs =
-                unsafe { Interrupts::new(pdev, io_queues::vectors_wanted(), ctrl.admin()) }?;
+                unsafe { Interrupts::new(pdev, queue_count::vectors_wanted(), ctrl.admin()) }?;
             let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, 0, BringUpTests::default())?;
             // ANCHOR_END: probe
 

@@ -1,12 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! I/O queues: how many the controller grants, which interrupt vector each
-//! uses, creating and deleting them, and a first real Read and Write
-//! through each one; and `start`, as stages 08 to 15 start the controller:
-//! up to working I/O queues.
+//! I/O queues: creating and deleting them, with a handler each, and a
+//! first real Read and Write through each one; and `start`, as stages 08
+//! to 15 start the controller: stage 93's count, then working I/O queues.
 
 use kernel::{
-    cpu,
     device::Core,
     dma::Coherent,
     io::Io,
@@ -20,7 +18,6 @@ use crate::{
         command::{
             admin_opc,
             cns,
-            feature,
             nvm_opc,
             Command, //
         },
@@ -46,7 +43,11 @@ use crate::{
             ADMIN_TIMEOUT, //
         },
         registers::Registers, //
-    }, //
+    },
+    queue_count::{
+        bring_up_and_count,
+        vector_of, //
+    },
 };
 
 /// Entries in each I/O queue.
@@ -62,16 +63,11 @@ pub(crate) struct IoQueue<P: Pending> {
 }
 
 // ANCHOR: start
-/// How many interrupt vectors the driver asks for: one for the admin queue
-/// and one per CPU (it gets fewer if the device or the platform has fewer).
-pub(crate) fn vectors_wanted() -> u32 {
-    cpu::nr_cpu_ids().saturating_add(1)
-}
-
 /// Starts the controller up to working I/O queues, as stages 08 to 15 do
 /// once their `probe` has made `ctrl` (reset, admin queue allocated) and
-/// `irqs` (the admin queue's handler on vector 0): the controller started
-/// and identified, then one I/O queue pair per CPU, as many as the
+/// `irqs` (the admin queue's handler on vector 0): stage 93's
+/// `bring_up_and_count` (the controller started and identified, the I/O
+/// queues counted), then one I/O queue pair per CPU, as many as the
 /// controller grants, each with its handler. Returns what Identify
 /// Controller said and the I/O queues. `fault` and `tests` are a stage's
 /// test knobs (0 and `BringUpTests::default()`: none).
@@ -86,32 +82,16 @@ pub(crate) fn start<P: Pending>(
     fault: u32,
     tests: BringUpTests,
 ) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
-    let page_shift = ctrl.page_shift_for(pdev, fault)?;
-    ctrl.start(pdev, page_shift)?;
-    let started = (|| {
-        let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
-        let admin = ctrl.admin();
-        let cpus = cpu::nr_cpu_ids();
-        let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
-        let granted = negotiate(pdev, admin, wanted)?;
-        let count = wanted.min(granted);
-        let vecs = u32::try_from(irqs.vectors().len())?;
-        dev_info!(
-            pdev,
-            "I/O queues: {} granted, {} created for {} CPUs; {} vector(s) of type {:?}\n",
-            granted,
-            count,
-            cpus,
-            vecs,
-            irqs.vectors().irq_type()
-        );
-        let io = create(pdev, admin, ctrl.regs(), count, vecs)?;
+    let (id, count, vecs) = bring_up_and_count(pdev, ctrl, irqs, fault, tests)?;
+    let created: Result<KVec<IoQueue<P>>> = (|| {
+        let io = create(pdev, ctrl.admin(), ctrl.regs(), count, vecs)?;
         register(irqs, &io)?;
-        Ok((id, io))
+        Ok(io)
     })();
-    started.inspect_err(|_| {
+    let io = created.inspect_err(|_| {
         let _ = ctrl.admin().disable_controller();
-    })
+    })?;
+    Ok((id, io))
 }
 // ANCHOR_END: start
 
@@ -143,50 +123,6 @@ pub(crate) fn stop<P: Pending>(pdev: &pci::Device<Core<'_>>, ctrl: &Controller, 
 }
 // ANCHOR_END: stop
 
-// ANCHOR: negotiate
-/// Asks for `wanted` I/O queue pairs (Set Features, Number of Queues) and
-/// returns how many the controller grants: fewer, or (QEMU does) more; the
-/// driver uses no more than it wanted.
-pub(crate) fn negotiate(
-    pdev: &pci::Device<Core<'_>>,
-    admin: &AdminQueue,
-    wanted: u16,
-) -> Result<u16> {
-    // TODO (exercise 1): Ask for `wanted` I/O queue pairs with Set Features
-    // (`admin_opc::SET_FEATURES`), feature `feature::NUMBER_OF_QUEUES` in CDW10, and in
-    // CDW11 the number of SQs (bits 15:0) and of CQs (bits 31:16) wanted,
-    // both 0's based (`wanted - 1`; 0 wanted is an EINVAL). Submit it on
-    // `admin` with ADMIN_TIMEOUT. The completion's `result` (DW0) holds what
-    // the controller granted, in the same layout, also 0's based: return
-    // the smaller of the two counts (as a u16; too large is an EIO).
-    // Tests: "NAME: N queue pairs granted, M created for C CPUs, V vectors",
-    // "NAME: Set Features asked for C I/O queue pairs, one per CPU" (QEMU's
-    // trace shows the counts it decoded) and the checks after them, for
-    // rkw-q4, rkw-q1 and rkw-v2 (probe fails right after Identify).
-    let _ = (
-        pdev,
-        admin,
-        wanted,
-        admin_opc::SET_FEATURES,
-        feature::NUMBER_OF_QUEUES,
-    );
-    Err(ENOSYS)
-}
-// ANCHOR_END: negotiate
-
-// ANCHOR: vector_of
-/// The vector of I/O queue `qid` (1..) when the device has `vectors`:
-/// vector 0 is the admin queue's; the I/O queues share the others round
-/// robin. With a single vector (INTx, or one MSI) every queue uses it.
-pub(crate) const fn vector_of(qid: u16, vectors: u32) -> u32 {
-    if vectors <= 1 || qid == 0 {
-        0
-    } else {
-        1 + (qid as u32 - 1) % (vectors - 1)
-    }
-}
-// ANCHOR_END: vector_of
-
 // ANCHOR: create
 /// Creates I/O queue pairs 1..=`count`: for each, a completion queue on its
 /// vector with interrupts enabled, then a submission queue that posts to it.
@@ -198,7 +134,7 @@ pub(crate) fn create<P: Pending>(
     count: u16,
     vectors: u32,
 ) -> Result<KVec<IoQueue<P>>> {
-    // TODO (exercise 2): For each qid in 1..=count:
+    // TODO (exercise 1): For each qid in 1..=count:
     // 1. `QueuePair::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
     // 2. its vector: `vector_of(qid, vectors)`;
     // 3. Create I/O CQ (`admin_opc::CREATE_IO_CQ`): PRP1 = the queue's CQ address;
@@ -235,7 +171,7 @@ pub(crate) fn delete<P: Pending>(
     admin: &AdminQueue,
     io: &[IoQueue<P>],
 ) -> Result<usize> {
-    // TODO (exercise 3): For each queue of `io`, last first: Delete I/O SQ
+    // TODO (exercise 2): For each queue of `io`, last first: Delete I/O SQ
     // (`admin_opc::DELETE_IO_SQ`), then Delete I/O CQ (`admin_opc::DELETE_IO_CQ`), each
     // with the queue ID (`q.queue.qid()`) in CDW10, submitted on `admin`
     // (ADMIN_TIMEOUT). Return how many queue pairs you deleted.
@@ -277,7 +213,6 @@ fn rw(opcode: u8, lba: u64, prp1: u64) -> Command {
     }
 }
 
-// ANCHOR: exercise
 /// Proves that every I/O queue works before anything relies on it: through
 /// each queue, reads `reads` blocks of the pattern the host wrote before
 /// boot and compares them, then writes a block of its own past the pattern
@@ -339,6 +274,7 @@ fn exercise_with<P: Pending>(
             ADMIN_TIMEOUT,
         )
     };
+    // ANCHOR: exercise
     for q in io {
         let qid = q.queue.qid();
         // Each queue reads blocks of its own, wrapping in the pattern.
@@ -387,6 +323,6 @@ fn exercise_with<P: Pending>(
             reads
         );
     }
+    // ANCHOR_END: exercise
     Ok(())
 }
-// ANCHOR_END: exercise

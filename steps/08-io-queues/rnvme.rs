@@ -1,16 +1,17 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 08: I/O queues. The controller grants a number of I/O queue
-//! pairs; the driver creates one per CPU (at most that many), each with its
-//! interrupt vector (shared when there are fewer vectors than queues), and
-//! proves each one with real Reads and Writes before anything uses it.
+//! Stage 08: I/O queues. Stage 93 counted them; here the driver creates
+//! one I/O queue pair per CPU (at most as many as the controller grants),
+//! each with its interrupt vector (shared when there are fewer vectors
+//! than queues), and proves each one with real Reads and Writes before
+//! anything uses it.
 //!
 //! How to run: `make run STEP=08` (4 vCPUs, three controllers with
 //! different limits), then `dmesg | grep queue` and `grep rnvme
 //! /proc/interrupts` in the VM.
 //!
 //! Check your work with `make check STEP=08` (the exercises are in
-//! `io_queues.rs`: `negotiate`, `create` and `delete`).
+//! `io_queues.rs`: `create` and `delete`).
 
 use kernel::{
     device::Core,
@@ -24,6 +25,10 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
+// Stage 93's file, unchanged: how many I/O queues, and the bring-up
+// before them.
+#[path = "../../solutions/93-queue-count/queue_count.rs"]
+mod queue_count;
 // New in stage 08: the I/O queues.
 mod io_queues;
 
@@ -94,7 +99,8 @@ impl pci::Driver for RNvmeDriver {
         let ctrl = Controller::new(pdev, bar, cap)?;
         // SAFETY: `irqs` goes into the driver data, which the driver core
         // drops at unbind, or is dropped on an error.
-        let mut irqs = unsafe { Interrupts::new(pdev, io_queues::vectors_wanted(), ctrl.admin()) }?;
+        let mut irqs =
+            unsafe { Interrupts::new(pdev, queue_count::vectors_wanted(), ctrl.admin()) }?;
         // Up to working I/O queues.
         let fault = module_parameters::fault.value();
         let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, fault, tests)?;

@@ -23,6 +23,9 @@ use kernel::{
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its
 // files, among them this stage's new one, `transfers.rs`.
 mod nvme;
+// Stage 93's file, unchanged: how many I/O queues.
+#[path = "../../solutions/93-queue-count/queue_count.rs"]
+mod queue_count;
 // Stage 08's file, unchanged: the I/O queues. (Its `exercise`, stage 08's
 // check of every queue, is not called: the transfers below replace it.)
 #[allow(dead_code)]
@@ -91,7 +94,8 @@ impl pci::Driver for RNvmeDriver {
         let ctrl = Controller::new(pdev, bar, cap)?;
         // SAFETY: As in stage 08: `irqs` goes into the driver data, which
         // the driver core drops at unbind, or is dropped on an error.
-        let mut irqs = unsafe { Interrupts::new(pdev, io_queues::vectors_wanted(), ctrl.admin()) }?;
+        let mut irqs =
+            unsafe { Interrupts::new(pdev, queue_count::vectors_wanted(), ctrl.admin()) }?;
         let (id, io) = io_queues::start(pdev, &ctrl, &mut irqs, 0, BringUpTests::default())?;
         // New: transfers of many pages, through the first I/O queue.
         transfers::check(pdev, &ctrl, &io.first().ok_or(ENODEV)?.queue)?;

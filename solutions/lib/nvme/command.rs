@@ -128,6 +128,7 @@ impl Command {
 // ANCHOR_END: command
 
 // ANCHOR: opcodes
+// ANCHOR: admin_opc
 /// Admin command set opcodes (NVMe 1.4, figure 139).
 pub(crate) mod admin_opc {
     pub(crate) const DELETE_IO_SQ: u8 = 0x00;
@@ -142,6 +143,7 @@ pub(crate) mod admin_opc {
     pub(crate) const ASYNC_EVENT_REQUEST: u8 = 0x0c;
     pub(crate) const DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
 }
+// ANCHOR_END: admin_opc
 
 /// NVM command set opcodes (NVMe 1.4, figure 346).
 pub(crate) mod nvm_opc {
