@@ -1,4 +1,4 @@
-//! Stage 06: `SqRing` and `CqRing` driven against a model of the
+//! Stage 92: `SqRing` and `CqRing` driven against a model of the
 //! controller, for any depth and any interleaving of what the driver and
 //! the controller do.
 //!
