@@ -2,8 +2,9 @@
 # Stage 92 test (runs on the host, not in the VM): ring.rs of the given tree
 # (steps or solutions): `SqRing` and `CqRing` driven against a model of the
 # controller in proptests (any depth, any interleaving of submissions,
-# completions and reaps), the hand-worked cases, and the trybuild lesson
-# that a ring cannot be forged.
+# completions and reaps), the hand-worked cases, the trybuild lesson that
+# a ring cannot be forged, then the kernel's rustc and clippy lints on the
+# file.
 #
 #   tests/92-nvme-rings/test.sh steps       # your code: fails until done
 #   tests/92-nvme-rings/test.sh solutions   # the reference: passes

@@ -60,7 +60,7 @@ fn main() {
     // stages after it include the solution's).
     let nvme_ring = stage_file("92-nvme-rings/ring.rs");
     println!("cargo:rerun-if-changed={nvme_ring}");
-    nvme_mods.push(("ring", nvme_ring));
+    nvme_mods.push(("ring", nvme_ring.clone()));
     let exec_root = stage_file("17-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
@@ -124,6 +124,8 @@ fn main() {
          pub mod nvme_passthru;\n\
          /// The file `nvme_passthru` is (for the lints on it).\n\
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
+         /// The file `nvme::ring` is (for the lints on it).\n\
+         pub const NVME_RING_FILE: &str = {nvme_ring:?};\n\
          /// Stage 17: a task's atomic state machine, `{task_state_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
