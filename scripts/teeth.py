@@ -46,7 +46,7 @@ Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
 
-Stages tested on the host (VM=no in stage.env: 11, 18, 23): each variant is
+Stages tested on the host (VM=no in stage.env: 92, 11, 19, 24): each variant is
 tested by tests/host's cargo tests (the stage's filter) in a copy of the repository's
 layout (build/teeth/host/ws/: tests/host and a solutions/ of links, the
 stage's folder the variant's), since host-test.sh only takes steps|solutions.
@@ -612,16 +612,16 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stages 11, 19 and 24 have no other test;
-# stage 09's after-vm.sh runs its prp tests (on the solution: see run_vm);
-# the others are core-only files whose rules the host tests check one by
-# one (the VM test only samples them): 02's parameter checks, 04's register
-# fields, 06's ring arithmetic.
+# that changes one of those files. Stages 92, 11, 19 and 24 have no other
+# test; stage 09's after-vm.sh runs its prp tests (on the solution: see
+# run_vm); the others are core-only files whose rules the host tests check
+# one by one (the VM test only samples them): 02's parameter checks, 04's
+# register fields.
 HOST_TESTS = {
     "19-9p-protocol": ("p9", None),
     "02-params": ("params_", {"config.rs"}),
     "04-pci-probe": ("nvme_", {"cap.rs"}),
-    "06-admin-queue": ("nvme_ring", {"ring.rs"}),
+    "92-nvme-rings": ("nvme_ring", None),
     "09-prp-lists": ("nvme_prp", {"prp.rs"}),
     "11-passthru-check": ("nvme_passthru", None),
     "24-9p-passwd": ("r9p_", None),

@@ -4,9 +4,10 @@
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!
-//! This stage writes `ring.rs`; the other files come
-//! from the stages before it and from `solutions/lib/nvme/`, which holds
-//! the library's given files (no exercise is ever answered there).
+//! This stage writes none of them (its exercise is `queue.rs`, the
+//! driver's own): they come from the stages before it, `ring.rs` from
+//! stage 92, and from `solutions/lib/nvme/`, which holds the library's
+//! given files (no exercise is ever answered there).
 //!
 //! A stage uses part of what these files offer, so unused items are no
 //! warning here.
@@ -26,5 +27,5 @@ pub(crate) mod identify_log;
 pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
-#[path = "ring.rs"]
+#[path = "../../solutions/92-nvme-rings/ring.rs"]
 pub(crate) mod ring;

@@ -20,8 +20,8 @@ use kernel::{
 
 // The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
 mod nvme;
-// New in stage 06: the command layouts, Identify parsing, the queue pair
-// and its ring arithmetic.
+// New in stage 06: the command layouts, Identify parsing, and the queue
+// pair in DMA memory (its ring arithmetic is stage 92's `ring.rs`).
 mod queue;
 
 use nvme::{

@@ -95,7 +95,7 @@ impl QueuePair {
         bar: &Bar0<'_>,
         cmd: &Command,
     ) -> Result<Completion> {
-        // TODO (exercise 2): Submit `cmd` and wait for its completion:
+        // TODO (exercise 1): Submit `cmd` and wait for its completion:
         // 1. claim a slot with `self.sq.push()` (full: EBUSY) and take a
         //    command identifier from `self.next_cid` (then increment it,
         //    wrapping);

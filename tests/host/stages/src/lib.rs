@@ -17,10 +17,11 @@
 //! stages' `nvme.rs` roots): each file names its neighbours `super::x`, as
 //! in the kernel modules. `nvme_spec`, `nvme_command`, ... are short names
 //! for its modules. A skeleton's exercise file stands in for the solution's
-//! with `RKW_TREE=steps` (stage 04's `cap.rs`, 06's `ring.rs`, 09's `prp.rs`).
+//! with `RKW_TREE=steps` (stage 04's `cap.rs`, 09's `prp.rs`).
 //!
-//! Stage 11's `nvme_passthru` is, likewise, this tree's `passthru.rs` (the
-//! stage has no module root; stages 12 to 15 include the solution's).
+//! Stage 92's `nvme::ring` and stage 11's `nvme_passthru` are, likewise,
+//! this tree's `ring.rs` and `passthru.rs` (the stages have no module root;
+//! the stages after them include the solution's).
 
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 

@@ -1403,65 +1403,32 @@ fn passthru_file() -> &'static Path {
 
 #[test]
 fn nvme_passthru_uses_core_only_and_no_unsafe() {
-    let file = passthru_file();
-    let text = std::fs::read_to_string(file).unwrap();
-    assert!(text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"), "{file:?}");
-    assert!(text.contains("\n#![forbid(unsafe_code)]\n"), "{file:?} forbids unsafe code");
-    for (n, line) in text.lines().enumerate() {
-        if line == "#![forbid(unsafe_code)]" {
-            continue;
-        }
-        let code = line.split("//").next().unwrap();
-        for banned in ["std::", "alloc::", "kernel::", "unsafe", "unwrap()", "expect(", "panic!"] {
-            assert!(
-                !code.contains(banned) || code.contains("core::"),
-                "{}:{}: `{banned}` in core-only code: {line}",
-                file.display(),
-                n + 1
-            );
-        }
-    }
+    crate::p9_kernel_lints::assert_core_only_and_no_unsafe(passthru_file());
 }
 
 /// A `no_std` crate that includes `passthru.rs` the way `rnvme.rs` does.
 fn lint_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let dir = Path::new(env!("OUT_DIR")).join(format!("nvme-passthru-lints-{name}"));
-    std::fs::create_dir_all(&dir).unwrap();
-    let lib = dir.join("lib.rs");
     // passthru.rs takes its opcodes from the NVMe library's command.rs.
     let command = Path::new(crate::REPO).join("solutions/lib/nvme/command.rs");
-    let code = format!(
-        "//! Stand-in for a kernel module crate.\n#![no_std]\n\n\
-         #[allow(dead_code)] // chardev.rs is not here\n\
+    let body = format!(
+        "#[allow(dead_code)] // chardev.rs is not here\n\
          #[path = {:?}]\nmod passthru;\n\
          #[allow(dead_code)] // passthru.rs uses the opcodes only\n\
          mod nvme {{\n    #[path = {:?}]\n    pub(crate) mod command;\n}}\n",
         passthru_file().display().to_string(),
         command.display().to_string()
     );
-    std::fs::write(&lib, code).unwrap();
-    (dir, lib)
+    crate::p9_kernel_lints::stand_in_crate(&format!("nvme-passthru-lints-{name}"), &body)
 }
 
 #[test]
 fn nvme_passthru_builds_with_the_kernel_rustc_lints() {
-    use crate::p9_kernel_lints::{run, RUSTC_FLAGS};
     let (dir, lib) = lint_wrapper("rustc");
-    let mut args = RUSTC_FLAGS.to_vec();
-    // A skeleton's stubs may leave unused variables behind.
-    args.push(if crate::TREE == "solutions" { "-Dwarnings" } else { "-Awarnings" });
-    run("/usr/bin/rustc", &args, &lib, &dir.join("libpassthru.rlib"));
+    crate::p9_kernel_lints::check_rustc_lints(&dir, &lib);
 }
 
 #[test]
 fn nvme_passthru_is_clippy_clean_with_the_kernel_lints() {
-    use crate::p9_kernel_lints::{run, CLIPPY_FLAGS, RUSTC_FLAGS};
-    if crate::TREE != "solutions" {
-        return;
-    }
     let (dir, lib) = lint_wrapper("clippy");
-    let mut args = RUSTC_FLAGS.to_vec();
-    args.extend_from_slice(CLIPPY_FLAGS);
-    args.push("-Dwarnings");
-    run("/usr/bin/clippy-driver", &args, &lib, &dir.join("libpassthru.rlib"));
+    crate::p9_kernel_lints::check_clippy_lints(&dir, &lib);
 }

@@ -1,4 +1,4 @@
-//! Stage 06: `SqRing` and `CqRing` driven against a model of the
+//! Stage 92: `SqRing` and `CqRing` driven against a model of the
 //! controller, for any depth and any interleaving of what the driver and
 //! the controller do.
 //!
@@ -34,8 +34,12 @@
 //! - `advance` moves the head by one, and the expected phase flips exactly
 //!   when the head wraps to 0;
 //! - the completion queue never overflows.
+//!
+//! And the file itself: `core` only, no `unsafe`, clean under the kernel's
+//! rustc and clippy lints (stage 92 has no module to compile it).
 
 use std::collections::VecDeque;
+use std::path::Path;
 
 use crate::nvme_command::{phase_of, Command, Completion, Status, cns};
 use crate::nvme_ring::{CqRing, SqRing};
@@ -384,4 +388,40 @@ fn nvme_cq_ring_phase_flips_on_each_wrap() {
             assert_eq!(cq.is_new(false), pass % 2 == 1, "depth {depth}, step {i}: phase");
         }
     }
+}
+
+// ---- the file: core only, no unsafe, the kernel's rustc and clippy lints -------------
+// Stage 92 has no module: stage 06 and later compile the solution's ring.rs
+// in the kernel, never the learner's. These hold the learner's to the same
+// rules, as stage 11's tests do for passthru.rs.
+
+fn ring_file() -> &'static Path {
+    Path::new(crate::NVME_RING_FILE)
+}
+
+#[test]
+fn nvme_ring_uses_core_only_and_no_unsafe() {
+    crate::p9_kernel_lints::assert_core_only_and_no_unsafe(ring_file());
+}
+
+/// A `no_std` crate that includes `ring.rs` the way stage 06's `nvme.rs` does.
+fn lint_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
+    let body = format!(
+        "#[allow(dead_code)] // the driver uses the rings, not this crate\n\
+         #[path = {:?}]\nmod ring;\n",
+        ring_file().display().to_string()
+    );
+    crate::p9_kernel_lints::stand_in_crate(&format!("nvme-ring-lints-{name}"), &body)
+}
+
+#[test]
+fn nvme_ring_builds_with_the_kernel_rustc_lints() {
+    let (dir, lib) = lint_wrapper("rustc");
+    crate::p9_kernel_lints::check_rustc_lints(&dir, &lib);
+}
+
+#[test]
+fn nvme_ring_is_clippy_clean_with_the_kernel_lints() {
+    let (dir, lib) = lint_wrapper("clippy");
+    crate::p9_kernel_lints::check_clippy_lints(&dir, &lib);
 }

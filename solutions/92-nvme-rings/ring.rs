@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Ring index arithmetic of a submission/completion queue pair.
+//! Ring index arithmetic of a submission/completion queue pair: stage 92's
+//! exercise, which stage 06's driver and every later one include.
 //!
 //! `core` only: the host tests check, for any depth and any sequence of
 //! submissions and completions, that the submission queue never overwrites
@@ -54,12 +55,15 @@ impl SqRing {
         self.tail
     }
 
-    /// Records the controller's SQ head from a completion (SQHD).
+    // ANCHOR: consumed
+    /// Records the controller's SQ head from a completion (SQHD): the slots
+    /// before it are free again. A value out of range is ignored.
     pub(crate) fn consumed_up_to(&mut self, sq_head: u16) {
         if sq_head < self.depth {
             self.head = sq_head;
         }
     }
+    // ANCHOR_END: consumed
 }
 // ANCHOR_END: sq
 

@@ -1,11 +1,14 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Ring index arithmetic of a submission/completion queue pair.
+//! Ring index arithmetic of a submission/completion queue pair: stage 92's
+//! exercise, which stage 06's driver and every later one include.
 //!
 //! `core` only: the host tests check, for any depth and any sequence of
 //! submissions and completions, that the submission queue never overwrites
 //! an entry the controller has not consumed and that the phase flips exactly
 //! when the completion queue wraps.
+//!
+//! Check your work with `make check STEP=92` (on the host: no VM).
 #![forbid(unsafe_code)]
 
 // ANCHOR: sq
@@ -54,12 +57,20 @@ impl SqRing {
         self.tail
     }
 
-    /// Records the controller's SQ head from a completion (SQHD).
+    // ANCHOR: consumed
+    /// Records the controller's SQ head from a completion (SQHD): the slots
+    /// before it are free again. A value out of range is ignored.
     pub(crate) fn consumed_up_to(&mut self, sq_head: u16) {
-        if sq_head < self.depth {
-            self.head = sq_head;
-        }
+        // TODO (exercise 1): Set `head` to `sq_head`, the first slot the
+        // controller has not fetched, so that `is_full` and `push` see the
+        // slots before it free again. `sq_head` comes from the device: if it
+        // is not below `depth`, ignore it (leave `head` as it is).
+        // Tests: `nvme_ring_proptest::nvme_sq_ring_of_4` and
+        // `nvme_rings_*` ("is_full with N of M commands outstanding")
+        // (`scripts/host-test.sh --tree steps --filter nvme_ring`).
+        let _ = sq_head;
     }
+    // ANCHOR_END: consumed
 }
 // ANCHOR_END: sq
 
@@ -100,14 +111,13 @@ impl CqRing {
     // ANCHOR: advance
     /// Consumes the entry at `head()`; flips the expected phase on wrap.
     pub(crate) fn advance(&mut self) {
-        // TODO (exercise 1): Move `head` to the next slot. When it wraps back
+        // TODO (exercise 2): Move `head` to the next slot. When it wraps back
         // to 0, the controller's next pass writes the opposite phase tag: flip
         // `self.phase` then, and only then.
-        // Tests: on the host, `nvme_ring_proptest::*`
-        // (`scripts/host-test.sh --tree steps --filter nvme_ring`); in the VM,
-        // "rnvme is bound to the NVMe controller ..." (the second Identify
-        // finds the first completion again, and probe fails) and every check
-        // after it.
+        // Tests: `nvme_ring_proptest::nvme_cq_ring_phase_flips_on_each_wrap`
+        // and `nvme_rings_*` ("advance from CQ slot N of M", "the expected
+        // phase must flip exactly when the head wraps to 0")
+        // (`scripts/host-test.sh --tree steps --filter nvme_ring`).
     }
     // ANCHOR_END: advance
 }
