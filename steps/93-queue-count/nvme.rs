@@ -39,5 +39,5 @@ pub(crate) mod queue;
 pub(crate) mod registers;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
-#[path = "../../solutions/06-admin-queue/ring.rs"]
+#[path = "../../solutions/92-nvme-rings/ring.rs"]
 pub(crate) mod ring;
