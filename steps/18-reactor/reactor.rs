@@ -197,7 +197,7 @@ unsafe extern "C" fn sock_wake(
     //   entry is the waiter's `entry` field, an
     //   `Opaque<bindings::wait_queue_entry>`, so pass
     //   `entry.cast::<Opaque<bindings::wait_queue_entry>>()` (an `unsafe`
-    //   block: say why the waiter is alive in its `// SAFETY:` comment);
+    //   block, whose safety comment says why the waiter is alive);
     // - take the waker out of `waiter.waker` (lock, `take()`), unlock, and
     //   wake it if there was one.
     // Not an exclusive wait: return 0 (the kernel goes on waking the others).
