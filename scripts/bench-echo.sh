@@ -1,12 +1,12 @@
 #!/bin/bash
 # Benchmark (not a test): stage 16's blocking echo server (a work item, so a
-# worker thread, per connection) against stage 18's async one (tasks on 2
+# worker thread, per connection) against stage 91's async one (tasks on 2
 # workers), under the same load, in one VM boot on the fast kernel.
 #
 #   scripts/bench-echo.sh [SECONDS]    (default 10 per run)
 #
 # Each run: CONNS connections each send 512-byte messages and wait for the
-# echo, as fast as they can (tests/18-reactor/async_clients.py load). Prints
+# echo, as fast as they can (tests/async_clients.py load). Prints
 # messages/s, latency percentiles and how many kernel worker threads the
 # load made the kernel create; the last lines are "echo-<server>-<conns> <msg/s>" for bench.sh.
 set -euo pipefail
@@ -20,7 +20,7 @@ GUEST="$REPO/build/bench-echo-guest.sh"
 cat >"$GUEST" <<EOS
 #!/bin/bash
 # One server at a time, same load, same VM.
-LOAD="python3 $REPO/tests/18-reactor/async_clients.py load"
+LOAD="python3 $REPO/tests/async_clients.py load"
 run() { # run NAME PORT CONNS
 	before=\$(ps -e -o comm= | grep -c '^kworker')
 	\$LOAD \$2 \$3 $SECS >/tmp/out 2>&1 &
@@ -35,7 +35,7 @@ run() { # run NAME PORT CONNS
 }
 # The async server first: idle kworkers live on for minutes, and those the
 # blocking server needs would be counted in the async server's "before".
-insmod $MO/18-reactor/rasync.ko port=7008 workers=2
+insmod $MO/91-async-sockets/rasync.ko port=7008 workers=2
 run async 7008 16
 run async 7008 200
 rmmod rasync

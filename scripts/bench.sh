@@ -2,7 +2,7 @@
 # make bench: the speed numbers of the workshop (benchmarks, never tests).
 #   VM boot + power-off under the machine's accelerator, both kernel flavours;
 #   an out-of-tree module build; the 9P codec's decode throughput; stage 16's
-#   blocking echo server against stage 18's async one; stage 15's NVMe driver
+#   blocking echo server against stage 91's async one; stage 15's NVMe driver
 #   against the kernel's C driver (BENCH_ROUNDS rounds, default 5).
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
@@ -35,7 +35,7 @@ record module-build-01 "$(secs "$REPO/scripts/build-stage.sh" solutions 01)" s
 say "9P decode throughput (stage 19 codec, host)"
 record p9-decode "$("$REPO/scripts/bench-9p.sh" 3 2>>"$OUT/bench.log" | awk '/^p9-decode-msgs-per-sec/ { print $2 }')" msgs/s
 
-say "echo servers: stage 16 (a thread per connection) vs stage 18 (tasks on 2 workers)"
+say "echo servers: stage 16 (a thread per connection) vs stage 91 (tasks on 2 workers)"
 "$REPO/scripts/bench-echo.sh" 10 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" |
 	awk 'NF == 3 && /^echo-/' >>"$RES" || say "the echo benchmark failed (see ${OUT#"$REPO"/}/bench.log)"
 grep '^echo-' "$RES" || true

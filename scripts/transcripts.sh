@@ -21,7 +21,10 @@
 #   run-90-goal        make run STEP=90 FROM=solutions with the session of
 #                      chapter 90's goal: 16 sleepers, rmmod of 1000 sleeping
 #   run-18-goal        make run STEP=18 FROM=solutions with the session of
-#                      chapter 18's goal: clients, and rmmod under load
+#                      chapter 18's goal: greeted clients, 256 held, rmmod
+#                      with 64 held
+#   run-91-goal        make run STEP=91 FROM=solutions with the session of
+#                      chapter 91's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
 #   setup-again        make setup when everything is done (seconds; it still
 #                      asks Debian for the newest kernel source, as CI does)
@@ -40,7 +43,7 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-10-goal, run-17-goal, run-90-goal, run-18-goal, check-NN-* and test-01 one each, all on the fast kernel
+# run-10-goal, run-17-goal, run-90-goal, run-18-goal, run-91-goal, check-NN-* and test-01 one each, all on the fast kernel
 # (stage 19's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-10 and check-15
 # about 110 s, check-23 140 s and check-20 190 s. Re-run this after
@@ -57,7 +60,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-15-steps check-18-steps check-19-steps check-20-steps run-10-goal run-17-goal run-90-goal run-18-goal)
+ALL+=(check-15-steps check-18-steps check-91-steps check-19-steps check-20-steps run-10-goal run-17-goal run-90-goal run-18-goal run-91-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -162,12 +165,20 @@ for name in "${NAMES[@]}"; do
 		;;
 	run-18-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
-		# make run loaded rasync with 4 workers: the goal has 2. The
-		# clients' load runs in the background, rmmod cancels it once its
-		# connections are open (it prints "ready").
-		c=tests/18-reactor/async_clients.py
+		# make run loaded rgreet with 4 workers: the goal has 2. The held
+		# clients run in the background, rmmod cancels them once they are
+		# greeted (the client prints "ready").
+		c=tests/async_clients.py
 		pristine && capture "$name" "$PRISTINE" make run STEP=18 FROM=solutions \
-			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/18-reactor/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
+			"CMD='set -x; rmmod rgreet; insmod build/modules-fast/solutions/18-reactor/rgreet.ko workers=2; dmesg | tail -n 1; python3 $c greet 7008; python3 $c hold 7008 256; python3 $c held 7008 64 >/tmp/held & { set +x; } 2>/dev/null; until grep -q ready /tmp/held; do sleep 0.1; done; set -x; time rmmod rgreet; dmesg | tail -n 1; wait; cat /tmp/held'"
+		;;
+	run-91-goal)
+		# Traced as run-18-goal. make run loaded rasync with 4 workers:
+		# the goal has 2. The clients' load runs in the background, rmmod
+		# cancels it once its connections are open (it prints "ready").
+		c=tests/async_clients.py
+		pristine && capture "$name" "$PRISTINE" make run STEP=91 FROM=solutions \
+			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/91-async-sockets/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
 		;;
 	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
 	setup-again)

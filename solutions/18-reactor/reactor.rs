@@ -11,8 +11,9 @@
 //!
 //! All of the reactor's `unsafe` is in this file: a [`Watched`] owns its
 //! socket together with the wait-queue entry, so the entry provably leaves
-//! the queue before the socket goes, and the async sockets built on it
-//! (`async_socket.rs`) are safe code.
+//! the queue before the socket goes, and what is built on it is safe code:
+//! [`AsyncListener`] (given, at the end of this file), stage 18's greeter,
+//! and stage 91's async sockets (`async_socket.rs`).
 
 use crate::socket::{
     Socket,
@@ -219,3 +220,54 @@ impl<S: AsSocket> PinnedDrop for Watched<S> {
     }
 }
 // ANCHOR_END: drop
+
+// ANCHOR: listener
+/// A listening socket whose `accept` is a future.
+pub(crate) struct AsyncListener {
+    listener: Pin<KBox<Watched<TcpListener>>>,
+}
+
+impl AsyncListener {
+    /// Hooks `listener` up to the reactor.
+    pub(crate) fn new(listener: TcpListener) -> Result<Self> {
+        let listener = KBox::pin_init(Watched::new(listener), GFP_KERNEL)?;
+        Ok(Self { listener })
+    }
+
+    /// Waits for a connection and returns it, hooked up to the reactor.
+    pub(crate) async fn accept(&self) -> Result<Pin<KBox<Watched<TcpStream>>>> {
+        loop {
+            match self.listener.get().try_accept() {
+                Err(e) if e == EAGAIN => {}
+                result => return KBox::pin_init(Watched::new(result?), GFP_KERNEL),
+            }
+            self.listener.ready(bindings::POLLIN).await;
+        }
+    }
+}
+// ANCHOR_END: listener
+
+// ANCHOR: listen
+/// What every server on the reactor does first (stages 18 and 91, and the
+/// 9P server of stages 20 to 25): checks the two parameters they all take,
+/// `port` (1..=65535) and `workers` (1..=64), listens on `addr:port` and
+/// hooks the listener up to the reactor. Logs why not.
+pub(crate) fn listen(addr: [u8; 4], port: u16, workers: u32, backlog: u32) -> Result<AsyncListener> {
+    if port == 0 || !(1..=64).contains(&workers) {
+        pr_err!("out of range: port 1..=65535, workers 1..=64\n");
+        return Err(EINVAL);
+    }
+    let listener = TcpListener::listen(addr, port, backlog).inspect_err(|&e| {
+        let [a, b, c, d] = addr;
+        if e == EADDRINUSE {
+            pr_err!(
+                "port {} is already in use (EADDRINUSE): pick another with port=N\n",
+                port
+            );
+        } else {
+            pr_err!("cannot listen on {}.{}.{}.{}:{}: {:?}\n", a, b, c, d, port, e);
+        }
+    })?;
+    AsyncListener::new(listener)
+}
+// ANCHOR_END: listen

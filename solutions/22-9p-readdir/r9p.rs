@@ -25,8 +25,9 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/17-executor/waker.rs"]
 mod waker;
-// Stage 18's files, unchanged: the reactor, the sockets and their futures.
-#[path = "../../solutions/18-reactor/async_socket.rs"]
+// Unchanged: stage 91's async streams, stage 18's reactor (and listener)
+// and the sockets.
+#[path = "../../solutions/91-async-sockets/async_socket.rs"]
 mod async_socket;
 #[path = "../../solutions/18-reactor/reactor.rs"]
 mod reactor;

@@ -28,8 +28,9 @@ mod waker;
 // Stage 90's timer future, which `limits::within` races a client against.
 #[path = "../../solutions/90-sleep/sleep.rs"]
 mod sleep;
-// Stage 18's files, unchanged: the reactor, the sockets and their futures.
-#[path = "../../solutions/18-reactor/async_socket.rs"]
+// Unchanged: stage 91's async streams, stage 18's reactor (and listener)
+// and the sockets.
+#[path = "../../solutions/91-async-sockets/async_socket.rs"]
 mod async_socket;
 #[path = "../../solutions/18-reactor/reactor.rs"]
 mod reactor;

@@ -4,7 +4,7 @@
 //!
 //! The server exports one directory (`root=`) over TCP, and Linux's own 9P
 //! client mounts it: `mount -t 9p -o trans=tcp,port=5640,version=9p2000.L
-//! 127.0.0.1 /mnt`. It is stage 18's async server, speaking stage 19's
+//! 127.0.0.1 /mnt`. It is stage 91's async server, speaking stage 19's
 //! codec: every connection is a task on the executor, the reactor wakes it
 //! when a request arrives, and the task answers it with VFS calls.
 //!
@@ -35,8 +35,9 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/17-executor/waker.rs"]
 mod waker;
-// Stage 18's files, unchanged: the reactor, the sockets and their futures.
-#[path = "../../solutions/18-reactor/async_socket.rs"]
+// Unchanged: stage 91's async streams, stage 18's reactor (and listener)
+// and the sockets.
+#[path = "../../solutions/91-async-sockets/async_socket.rs"]
 mod async_socket;
 #[path = "../../solutions/18-reactor/reactor.rs"]
 mod reactor;

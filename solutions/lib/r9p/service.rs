@@ -16,10 +16,7 @@
 //! `module!`, the strings `ROOT` and `ADDR` with `param::string_param!`.
 
 use crate::{
-    async_socket::{
-        AsyncListener,
-        AsyncStream, //
-    },
+    async_socket::AsyncStream,
     executor::Executor,
     node::Node,
     policy::{
@@ -30,7 +27,10 @@ use crate::{
         self,
         Namespace, //
     },
-    socket::TcpListener,
+    reactor::{
+        self,
+        AsyncListener, //
+    },
     vfs::File, //
 };
 use core::{
@@ -75,8 +75,8 @@ async fn accept_loop<N: Namespace, P: Policy>(
     served: Arc<AtomicU64>,
 ) {
     loop {
-        let stream: AsyncStream = match listener.accept().await {
-            Ok(stream) => stream,
+        let stream = match listener.accept().await {
+            Ok(stream) => AsyncStream::new(stream),
             Err(e) if e == ECONNABORTED => continue,
             Err(e) => {
                 pr_err!("accept failed ({:?}): no longer accepting connections\n", e);
@@ -142,26 +142,12 @@ impl<N: Namespace, P: Policy> kernel::Module for Server<N, P> {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let port = crate::module_parameters::port.value();
         let workers = crate::module_parameters::workers.value();
-        if port == 0 || !(1..=64).contains(&workers) {
-            pr_err!("out of range: port 1..=65535, workers 1..=64\n");
-            return Err(EINVAL);
-        }
         let policy = Arc::new(P::new()?, GFP_KERNEL)?;
         let Some(addr) = parse_ipv4(crate::ADDR.value().to_bytes()) else {
             pr_err!("addr= must be an IPv4 address such as 127.0.0.1\n");
             return Err(EINVAL);
         };
-        let listener = TcpListener::listen(addr, port, BACKLOG).inspect_err(|&e| {
-            if e == EADDRINUSE {
-                pr_err!(
-                    "port {} is already in use (EADDRINUSE): pick another with port=N\n",
-                    port
-                );
-            } else {
-                pr_err!("cannot listen on port {}: {:?}\n", port, e);
-            }
-        })?;
-        let listener = AsyncListener::new(listener)?;
+        let listener = reactor::listen(addr, port, workers, BACKLOG)?;
         let root_path = crate::ROOT.value();
         if root_path.to_bytes().first() != Some(&b'/') {
             pr_err!("root= must name the directory to export, as an absolute path\n");

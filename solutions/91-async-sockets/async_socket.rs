@@ -1,52 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Async sockets: the non-blocking calls of `socket.rs`, retried whenever the
-//! reactor (`reactor.rs`) says the socket became ready.
+//! reactor (stage 18's `reactor.rs`) says the socket became ready.
 //!
-//! Each operation is the same loop: try; on `EAGAIN`, await readiness; try
-//! again. One task at a time may use an [`AsyncStream`] (its waiter keeps one
-//! waker). No `unsafe` here: the reactor's [`Watched`] owns each socket
-//! together with its wait-queue entry.
+//! Each operation is the same loop as stage 18's `AsyncListener::accept`:
+//! try; on `EAGAIN`, await readiness; try again. One task at a time may use
+//! an [`AsyncStream`] (its waiter keeps one waker). No `unsafe` here: the
+//! reactor's [`Watched`] owns each socket together with its wait-queue
+//! entry.
 
 #![forbid(unsafe_code)]
 
 use crate::{
     reactor::Watched,
-    socket::{
-        TcpListener,
-        TcpStream, //
-    }, //
+    socket::TcpStream, //
 };
 use kernel::{
     bindings,
     prelude::*, //
 };
-
-// ANCHOR: listener
-/// A listening socket whose `accept` is a future.
-pub(crate) struct AsyncListener {
-    listener: Pin<KBox<Watched<TcpListener>>>,
-}
-
-impl AsyncListener {
-    /// Hooks `listener` up to the reactor.
-    pub(crate) fn new(listener: TcpListener) -> Result<Self> {
-        let listener = KBox::pin_init(Watched::new(listener), GFP_KERNEL)?;
-        Ok(Self { listener })
-    }
-
-    /// Waits for a connection and returns it.
-    pub(crate) async fn accept(&self) -> Result<AsyncStream> {
-        loop {
-            match self.listener.get().try_accept() {
-                Err(e) if e == EAGAIN => {}
-                result => return AsyncStream::new(result?),
-            }
-            self.listener.ready(bindings::POLLIN).await;
-        }
-    }
-}
-// ANCHOR_END: listener
 
 // ANCHOR: stream
 /// A connected socket whose reads and writes are futures.
@@ -55,10 +27,10 @@ pub(crate) struct AsyncStream {
 }
 
 impl AsyncStream {
-    /// Hooks `stream` up to the reactor.
-    fn new(stream: TcpStream) -> Result<Self> {
-        let stream = KBox::pin_init(Watched::new(stream), GFP_KERNEL)?;
-        Ok(Self { stream })
+    /// Takes over a connection the reactor watches (as
+    /// `AsyncListener::accept` returns it).
+    pub(crate) fn new(stream: Pin<KBox<Watched<TcpStream>>>) -> Self {
+        Self { stream }
     }
 
     // ANCHOR: read

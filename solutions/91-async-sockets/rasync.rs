@@ -1,24 +1,20 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 18: an async TCP echo server in the kernel, on loopback.
+//! Stage 91: an async TCP echo server in the kernel, on loopback.
 //!
-//! Stage 16's server, on stage 17's executor: every connection is a task, not
-//! a thread. A task that waits for data gives its worker back; the reactor
-//! (`reactor.rs`) wakes it when its socket becomes ready. A handful of
-//! workers serve hundreds of connections. Unloading cancels every task:
-//! dropping a task's future closes its socket.
+//! Stage 16's server, on stage 17's executor and stage 18's reactor: every
+//! connection is a task, not a thread. A task that waits for data gives its
+//! worker back; the reactor (`reactor.rs`) wakes it when its socket becomes
+//! ready. A handful of workers serve hundreds of connections. Unloading
+//! cancels every task: dropping a task's future closes its socket.
 //!
-//! How to run: `make run STEP=18`, then in the VM:
+//! How to run: `make run STEP=91`, then in the VM:
 //!
 //! ```text
 //! echo hello | python3 -c 'import socket,sys
 //! s=socket.create_connection(("127.0.0.1",7008))
 //! s.sendall(sys.stdin.buffer.read()); s.shutdown(1); print(s.recv(100))'
 //! ```
-//!
-//! Check your work with `make check STEP=18` (the exercises are in
-//! `reactor.rs` (`poll_ready`, `sock_wake`) and `async_socket.rs`
-//! (`read`, `write_all`)).
 
 use core::sync::atomic::{
     AtomicU64,
@@ -39,28 +35,27 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/17-executor/waker.rs"]
 mod waker;
-// Stage 16's socket, changed: calls that do not wait, and readiness.
+// Stage 18's files, unchanged: the sockets that do not wait, and the
+// reactor (with the listener and its `accept`).
 #[path = "../../solutions/lib/kshim/socket.rs"]
 mod socket;
-// New in stage 18: the reactor, and the sockets' futures.
-mod async_socket;
+#[path = "../../solutions/18-reactor/reactor.rs"]
 mod reactor;
+// New in stage 91: the connections' futures.
+mod async_socket;
 
-use async_socket::{
-    AsyncListener,
-    AsyncStream, //
-};
+use async_socket::AsyncStream;
 use executor::{
     yield_now,
     Executor, //
 };
-use socket::TcpListener;
+use reactor::AsyncListener;
 
 module! {
     type: RAsyncModule,
     name: "rasync",
     authors: ["rust-kernel-workshop"],
-    description: "Stage 18: an async TCP echo server on loopback",
+    description: "Stage 91: an async TCP echo server on loopback",
     license: "GPL",
     params: {
         port: u16 {
@@ -88,7 +83,7 @@ const TURNS: u32 = 16;
 async fn accept_loop(executor: Arc<Executor>, listener: AsyncListener, served: Arc<AtomicU64>) {
     loop {
         let stream = match listener.accept().await {
-            Ok(stream) => stream,
+            Ok(stream) => AsyncStream::new(stream),
             // The client gave up before we accepted it: not our problem.
             Err(e) if e == ECONNABORTED => continue,
             Err(e) => {
@@ -157,21 +152,7 @@ impl kernel::Module for RAsyncModule {
     fn init(_module: &'static ThisModule) -> Result<Self> {
         let port = module_parameters::port.value();
         let workers = module_parameters::workers.value();
-        if port == 0 || !(1..=64).contains(&workers) {
-            pr_err!("out of range: port 1..=65535, workers 1..=64\n");
-            return Err(EINVAL);
-        }
-        let listener = TcpListener::listen(LOOPBACK, port, BACKLOG).inspect_err(|&e| {
-            if e == EADDRINUSE {
-                pr_err!(
-                    "port {} is already in use (EADDRINUSE): pick another with port=N\n",
-                    port
-                );
-            } else {
-                pr_err!("cannot listen on 127.0.0.1:{}: {:?}\n", port, e);
-            }
-        })?;
-        let listener = AsyncListener::new(listener)?;
+        let listener = reactor::listen(LOOPBACK, port, workers, BACKLOG)?;
         // From here on, an error drops `this`, which shuts the executor down.
         let this = Self {
             executor: Executor::new(c"rasync", workers)?,

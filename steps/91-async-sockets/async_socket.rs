@@ -1,52 +1,24 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Async sockets: the non-blocking calls of `socket.rs`, retried whenever the
-//! reactor (`reactor.rs`) says the socket became ready.
+//! reactor (stage 18's `reactor.rs`) says the socket became ready.
 //!
-//! Each operation is the same loop: try; on `EAGAIN`, await readiness; try
-//! again. One task at a time may use an [`AsyncStream`] (its waiter keeps one
-//! waker). No `unsafe` here: the reactor's [`Watched`] owns each socket
-//! together with its wait-queue entry.
+//! Each operation is the same loop as stage 18's `AsyncListener::accept`:
+//! try; on `EAGAIN`, await readiness; try again. One task at a time may use
+//! an [`AsyncStream`] (its waiter keeps one waker). No `unsafe` here: the
+//! reactor's [`Watched`] owns each socket together with its wait-queue
+//! entry.
 
 #![forbid(unsafe_code)]
 
 use crate::{
     reactor::Watched,
-    socket::{
-        TcpListener,
-        TcpStream, //
-    }, //
+    socket::TcpStream, //
 };
 use kernel::{
     bindings,
     prelude::*, //
 };
-
-// ANCHOR: listener
-/// A listening socket whose `accept` is a future.
-pub(crate) struct AsyncListener {
-    listener: Pin<KBox<Watched<TcpListener>>>,
-}
-
-impl AsyncListener {
-    /// Hooks `listener` up to the reactor.
-    pub(crate) fn new(listener: TcpListener) -> Result<Self> {
-        let listener = KBox::pin_init(Watched::new(listener), GFP_KERNEL)?;
-        Ok(Self { listener })
-    }
-
-    /// Waits for a connection and returns it.
-    pub(crate) async fn accept(&self) -> Result<AsyncStream> {
-        loop {
-            match self.listener.get().try_accept() {
-                Err(e) if e == EAGAIN => {}
-                result => return AsyncStream::new(result?),
-            }
-            self.listener.ready(bindings::POLLIN).await;
-        }
-    }
-}
-// ANCHOR_END: listener
 
 // ANCHOR: stream
 /// A connected socket whose reads and writes are futures.
@@ -55,16 +27,16 @@ pub(crate) struct AsyncStream {
 }
 
 impl AsyncStream {
-    /// Hooks `stream` up to the reactor.
-    fn new(stream: TcpStream) -> Result<Self> {
-        let stream = KBox::pin_init(Watched::new(stream), GFP_KERNEL)?;
-        Ok(Self { stream })
+    /// Takes over a connection the reactor watches (as
+    /// `AsyncListener::accept` returns it).
+    pub(crate) fn new(stream: Pin<KBox<Watched<TcpStream>>>) -> Self {
+        Self { stream }
     }
 
     // ANCHOR: read
     /// Reads into `buf` once something has arrived; 0 means end of stream.
     pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO (exercise 3): Loop like `AsyncListener::accept`:
+        // TODO (exercise 1): Loop like `AsyncListener::accept` (stage 18):
         // `self.stream.get().try_recv(buf)`; on `EAGAIN` await
         // `self.stream.ready(mask)` with `mask` =
         // `bindings::POLLIN | bindings::POLLRDHUP` and try again; anything
@@ -74,13 +46,13 @@ impl AsyncStream {
         // concurrent clients, each 15 sizes", "256 connections open at once on
         // 2 workers, 20 messages each", "a slow reader, a half-closed socket
         // and idle clients stall nobody", ...
-        let _ = (buf, &self.stream, TcpStream::try_recv);
+        let _ = (buf, &self.stream, TcpStream::try_recv, bindings::POLLIN);
         Err(ENOSYS)
     }
 
     /// Writes all of `buf`, waiting for buffer space as often as it takes.
     pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
-        // TODO (exercise 4): Until `buf` is empty:
+        // TODO (exercise 2): Until `buf` is empty:
         // `self.stream.get().try_send(buf)`:
         // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
         // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`

@@ -1,8 +1,22 @@
 #!/usr/bin/python3
-"""Many concurrent clients for the stage 18 async echo server (run in the VM by
-test.sh, and by scripts/bench.sh for stage 16 vs 13). One thread, asyncio.
+"""Many concurrent clients for stage 18's greeter and stage 91's async echo
+server (run in the VM by their test.sh, and by scripts/bench-echo.sh). One
+thread, asyncio.
 
 Usage: async_clients.py COMMAND PORT [ARGS]
+Stage 18's greeter (it sends one line, then waits for the client):
+  greet PORT                  the greeting arrives (10 s timeout)
+  silent PORT                 greeted, then silent: the connection stays open
+                              for a second
+  halfclose PORT              greeted, then shuts its sending side down: the
+                              server closes the connection (10 s timeout)
+  answer PORT                 greeted, then sends a line: the server closes
+  hold PORT CONNS             CONNS connections greeted and open at once, none
+                              closed within a second; then each half-closes
+                              and sees the server close it
+  held PORT CONNS             CONNS connections greeted (prints "ready"), then
+                              each waits for the server to close it (rmmod)
+Stage 91's echo server:
   ping PORT                   one short echo, 10 s timeout (is anybody there?)
   many PORT CONNS ROUNDS      CONNS connections open at once; each sends ROUNDS
                               messages of random sizes and checks every echo
@@ -34,6 +48,92 @@ async def exchange(reader, writer, data):
     writer.write(data)
     await asyncio.wait_for(writer.drain(), TIMEOUT)
     return await asyncio.wait_for(reader.readexactly(len(data)), TIMEOUT)
+
+
+GREETING = b"hello from the kernel's reactor\n"
+
+
+async def greeted(port, timeout=TIMEOUT):
+    """Connects and reads the greeting; returns (reader, writer)."""
+    reader, writer = await asyncio.wait_for(asyncio.open_connection(HOST, port), timeout)
+    line = await asyncio.wait_for(reader.readline(), timeout)
+    if line != GREETING:
+        raise ValueError(f"expected the greeting {GREETING!r}, got {line!r}")
+    return reader, writer
+
+
+async def closed_by_server(reader, timeout=TIMEOUT):
+    """Whether the server closes the connection (end of stream or a reset)
+    within `timeout` seconds, with nothing more sent."""
+    try:
+        rest = await asyncio.wait_for(reader.read(100), timeout)
+    except asyncio.TimeoutError:
+        return False
+    except ConnectionError:
+        return True
+    if rest:
+        raise ValueError(f"{len(rest)} unexpected bytes after the greeting")
+    return True
+
+
+async def cmd_greet(port):
+    _, writer = await greeted(port, 10)
+    writer.close()
+    print(f"ok greeted: {GREETING!r}")
+
+
+async def cmd_silent(port):
+    reader, writer = await greeted(port, 10)
+    if await closed_by_server(reader, 1):
+        return "the server closed the connection of a client that had sent nothing"
+    writer.close()
+    print("ok greeted, still connected a second later")
+
+
+async def cmd_halfclose(port):
+    reader, writer = await greeted(port, 10)
+    writer.write_eof()
+    if not await closed_by_server(reader, 10):
+        return "after the client's half-close, the server kept the connection open for 10 s"
+    writer.close()
+    print("ok the server closed the connection after the client's half-close")
+
+
+async def cmd_answer(port):
+    reader, writer = await greeted(port, 10)
+    writer.write(b"hello to you\n")
+    if not await closed_by_server(reader, 10):
+        return "after the client's answer, the server kept the connection open for 10 s"
+    writer.close()
+    print("ok the server closed the connection after the client's answer")
+
+
+async def cmd_hold(port, conns):
+    t0 = time.monotonic()
+    clients = await asyncio.gather(*[greeted(port) for _ in range(conns)])
+    t1 = time.monotonic()
+    early = await asyncio.gather(*[closed_by_server(r, 1) for r, _ in clients])
+    if any(early):
+        return f"{sum(early)} of {conns} greeted connections closed by the server before the client did anything"
+    for _, w in clients:
+        w.write_eof()
+    ended = await asyncio.gather(*[closed_by_server(r) for r, _ in clients])
+    for _, w in clients:
+        w.close()
+    if not all(ended):
+        return f"{ended.count(False)} of {conns} connections still open {TIMEOUT} s after their half-close"
+    print(f"ok {conns} greeted in {t1 - t0:.1f} s and held open at once; each closed after its half-close")
+
+
+async def cmd_held(port, conns):
+    clients = await asyncio.gather(*[greeted(port) for _ in range(conns)])
+    print("ready", flush=True)  # every connection is greeted (test.sh waits for this)
+    ended = await asyncio.gather(*[closed_by_server(r) for r, _ in clients])
+    for _, w in clients:
+        w.close()
+    if not all(ended):
+        return f"{ended.count(False)} of {conns} held connections still open after {TIMEOUT} s"
+    print(f"ok {conns} greeted connections, {conns} closed by the server")
 
 
 async def cmd_ping(port):
@@ -161,7 +261,9 @@ async def cmd_load(port, conns, seconds):
 def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     args = [int(a) for a in sys.argv[3:]]
-    cmds = {"ping": cmd_ping, "many": cmd_many, "stall": cmd_stall, "load": cmd_load}
+    cmds = {"greet": cmd_greet, "silent": cmd_silent, "halfclose": cmd_halfclose, "answer": cmd_answer,
+            "hold": cmd_hold, "held": cmd_held,
+            "ping": cmd_ping, "many": cmd_many, "stall": cmd_stall, "load": cmd_load}
     if cmd not in cmds:
         sys.exit(f"unknown command {cmd}")
     try:
