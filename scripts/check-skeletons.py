@@ -345,7 +345,7 @@ def tree_root_of_its_stage(text, path, original):
 # 12 and 13 end alike (the driver data's last initialisers, the call to
 # `removal::unbind`, the lingering module's field), 13 being 12 plus zero
 # copy; what they share otherwise is in stage files or the driver's shape.
-SHARED_RUNS_ALLOWED = 9
+SHARED_RUNS_ALLOWED = 5
 SHARED_RUN = 6
 BORING = re.compile(
     r"^(?:[\s{}()\[\];,.]*|//.*|#\[path = .*|#\[allow\(\w+\)\]|#\[pin(?:_data)?\]"
