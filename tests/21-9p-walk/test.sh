@@ -112,6 +112,7 @@ hint "the namespace of this stage (Confined) has walking only: a listing still g
 p9_refused "listing is stage 22's: ls of a directory gets EOPNOTSUPP" ls "$MNT/d"
 umount "$MNT"
 
+
 # ---- the raw protocol -------------------------------------------------------------
 mark
 hint "p9raw.py names the check that failed; each is one rule of the chapter's confinement argument"
@@ -121,6 +122,29 @@ expect_no_dmesg "and nothing is logged for them" 'r9p: .*(error|dropped)'
 # ---- rmmod under a mount ------------------------------------------------------------
 mount9p 8192 loose
 p9_rmmod_under "a cat loop" cat "$MNT/d/numbers"
+
+# ---- links a file system reads itself ----------------------------------------------
+# /proc's "magic" links (cwd, exe, fd/N) have their own i_op->readlink:
+# their get_link jumps the caller's path walk, which a worker has none of.
+hint "Treadlink of a link with its own i_op->readlink (/proc/<pid>/cwd) is refused, EOPNOTSUPP (the given File::readlink); vfs_get_link on it dereferences current->nameidata, NULL in a worker"
+load root=/proc port=$PORT workers=2
+if loaded; then
+	mount9p 8192 none
+	mark
+	rc=0
+	out=$(within "$STEP_LIMIT" readlink -v "$MNT/1/cwd" 2>&1) || rc=$?
+	if [ $rc -eq 124 ]; then
+		timed_out "an export of /proc: readlink of its magic link 1/cwd is refused (EOPNOTSUPP)"
+	fi
+	if [ $rc -ne 0 ] && grep -q "not supported" <<<"$out" && [ "$(readlink "$MNT/mounts")" = self/mounts ]; then
+		pass "an export of /proc: readlink of its magic link 1/cwd is refused (${out##*: }); of the plain link mounts, read"
+	else
+		fail "an export of /proc: readlink of its magic link 1/cwd is refused (EOPNOTSUPP)" "exit $rc: $out" "$(excerpt 10)"
+	fi
+	expect_no_dmesg "and the kernel logs no oops" 'BUG:|Oops|general protection'
+	umount "$MNT"
+	unload
+fi
 
 hint "nothing may survive rmmod: no task, no socket, no file reference"
 load root="$EXPORT" port=$PORT workers=2

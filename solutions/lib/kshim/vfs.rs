@@ -160,7 +160,26 @@ impl File {
     // ANCHOR: readlink
     /// Appends the target of this symlink to `out` (`EINVAL` if the file is
     /// not a symlink). The link is read, never followed.
+    ///
+    /// A link whose file system reads it itself (`i_op->readlink`: /proc's
+    /// "magic" links, `/proc/<pid>/cwd`, `fd/N`, `ns/*`) is refused with
+    /// `EOPNOTSUPP`: their `get_link` jumps the caller's own path walk
+    /// (`nd_jump_link` uses `current->nameidata`, which a worker does not
+    /// have: a NULL dereference), and their `readlink` writes to user
+    /// memory. `vfs_readlink` hands these to `i_op->readlink` for the same
+    /// reason.
     pub(crate) fn readlink(&self, out: &mut KVVec<u8>) -> Result {
+        // SAFETY: the dentry is valid while `self` is (the file holds a
+        // reference on its path), and so is its inode (an `O_PATH` file
+        // pins a positive dentry); `i_op` is set when the inode is made and
+        // points at its file system's static operations.
+        let own_readlink = unsafe {
+            let inode = (*(*self.path()).dentry).d_inode;
+            !inode.is_null() && (*(*inode).i_op).readlink.is_some()
+        };
+        if own_readlink {
+            return Err(EOPNOTSUPP);
+        }
         let mut done = bindings::delayed_call::default();
         // SAFETY: the dentry is valid while `self` is (the file holds a
         // reference on its path). `vfs_get_link` returns an `ERR_PTR`, or a
