@@ -49,7 +49,10 @@ use crate::{
         Speedups,
         Transfer, //
     },
-    kshim::request,
+    kshim::{
+        dma_align,
+        request, //
+    },
     nvme::{
         cmd_buffer::View,
         command::nvm_opc,
@@ -238,6 +241,14 @@ impl ZeroCopy {
             "takes no SGLs"
         };
         dev_info!(pdev, "the controller {}\n", says);
+        // A mapping keeps its offset in the 4 KiB controller page, or the
+        // PRPs of a buffer that starts mid-page break behind an IOMMU or
+        // swiotlb (the VM boots with `swiotlb=force`). Without it, zero
+        // copy would be unsafe to offer: the disk copies instead.
+        let enabled = enabled
+            && dma_align::set_min_align_mask(pdev, 4095)
+                .inspect_err(|e| dev_warn!(pdev, "no zero copy: cannot keep offsets ({:?})\n", e))
+                .is_ok();
         ZeroCopy {
             dev: ARef::from(&**pdev.as_ref()),
             enabled,
