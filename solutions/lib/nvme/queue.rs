@@ -6,10 +6,13 @@
 //! handler reaps the completions, hands each to its submitter and wakes
 //! them.
 //!
-//! Part of the NVMe library (`nvme::queue`), from stage 07 on, where the
-//! admin queue is the only one; from stage 08 on every queue pair shares the
-//! registers (`Registers`) with the others. Stage 07 writes the two methods
-//! that sleep and reap (`completion.rs`).
+//! Part of the NVMe library (`nvme::queue`), from stage 94 on, where the
+//! admin queue is the only one and is still polled; from stage 08 on every
+//! queue pair shares the registers (`Registers`) with the others. Stage 94
+//! writes the loop that reaps (`reap_locked`, in `reap.rs`), which its given
+//! polled wait calls (`poll_wait.rs`); stage 07 writes the wait that sleeps
+//! until the interrupt handler has reaped (`wait_for`, in `wait.rs`), and
+//! the handler calls [`QueuePair::reap`], below.
 //!
 //! A queue also carries commands nobody sleeps on: a block request's
 //! (stage 10). What such a command carries is the queue's parameter `P`
@@ -114,7 +117,7 @@ pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 pub(super) enum Slot<P> {
     /// Free for the next command.
     Free,
-    /// Submitted; its submitter sleeps until the handler fills it in.
+    /// Submitted; its submitter waits until its completion is reaped.
     Waiting,
     /// Completed; the submitter has not taken the completion yet.
     Done(Completion),
@@ -141,7 +144,8 @@ pub(super) struct Rings<P> {
     /// Where the search for a free identifier starts: identifiers go round,
     /// as a hint for the reader of a trace.
     next_cid: u16,
-    /// Completions reaped by the interrupt handler, in all.
+    /// Completions reaped, in all: by the interrupt handler, or (stage 94)
+    /// by the submitters' polling.
     pub(super) reaped: u64,
     /// The identifiers whose slot is `Finished`, one bit each.
     finished: u64,
@@ -178,6 +182,20 @@ impl<P> Rings<P> {
     pub(super) fn slot(&mut self, cid: u16) -> Option<&mut Slot<P>> {
         self.slots.get_mut(usize::from(cid))
     }
+
+    // ANCHOR: take_done
+    /// Takes the completion of identifier `cid`, if it has come (its slot
+    /// is `Done`): the identifier is free again.
+    pub(super) fn take_done(&mut self, cid: u16) -> Option<Completion> {
+        let slot = self.slot(cid)?;
+        let Slot::Done(cqe) = slot else {
+            return None;
+        };
+        let cqe = *cqe;
+        *slot = Slot::Free;
+        Some(cqe)
+    }
+    // ANCHOR_END: take_done
 
     /// The controller is given up: nothing is submitted any more, and no
     /// doorbell is rung, not even for commands `issue_batched` left unrung
@@ -232,7 +250,9 @@ pub(crate) struct QueuePair<P: Pending> {
     /// interrupt arrives on the same CPU would deadlock).
     #[pin]
     pub(super) rings: SpinLockIrq<Rings<P>>,
-    /// Submitters sleep on it; the handler wakes them all after it reaped.
+    /// Submitters sleep on it; the handler wakes them all after it reaped
+    /// (stage 07). Stage 94's polling submitters sleep on it one jiffy at a
+    /// time, and nobody wakes them.
     #[pin]
     pub(super) completed: CondVar,
 }
@@ -314,10 +334,27 @@ impl<P: Pending> QueuePair<P> {
     }
     // ANCHOR_END: reserve_tags
 
-    /// Completions the interrupt handler has reaped so far.
+    /// Completions reaped so far.
     pub(crate) fn reaped(&self) -> u64 {
         self.rings.lock().reaped
     }
+
+    // ANCHOR: reap
+    /// Reaps every new completion (`reap_locked`, stage 94's exercise) and
+    /// wakes the submitters if there were any. Called by the interrupt
+    /// handler (stage 07), and by whoever polls for an answer nobody waits
+    /// for. Returns how many there were: 0 tells the kernel the interrupt
+    /// was not ours.
+    pub(crate) fn reap(&self) -> u32 {
+        let mut rings = self.rings.lock();
+        let n = self.reap_locked(&mut rings);
+        if n > 0 {
+            // Every sleeper looks at its own slot.
+            self.completed.notify_all();
+        }
+        n
+    }
+    // ANCHOR_END: reap
 
     /// Writes `value` to the doorbell at `offset`, unless the doorbells are
     /// closed. Called with the `rings` lock held, which orders it with
