@@ -32,16 +32,17 @@ use super::{
 
 impl<P: Pending> QueuePair<P> {
     // ANCHOR: poll_wait
-    /// Polls until identifier `cid` has completed, for at most `ms`
-    /// milliseconds, and frees the identifier; or marks it abandoned.
+    /// Polls until identifier `cid` has completed, for at most
+    /// `timeout_ms` milliseconds, and frees the identifier; or marks it
+    /// abandoned.
     pub(super) fn wait_for(
         &self,
         rings: &mut SpinLockIrqGuard<'_, Rings<P>>,
         cid: u16,
-        ms: u32,
+        timeout_ms: u32,
     ) -> Result<Completion> {
         let since = Instant::<Monotonic>::now();
-        let limit = Delta::from_millis(i64::from(ms));
+        let limit = Delta::from_millis(i64::from(timeout_ms));
         let err = loop {
             // Reap what the controller posted (this command's, or others'),
             // then look at this command's slot.
