@@ -70,19 +70,8 @@ else
 	fail "MSI can be disallowed for $BDF" "no writable $MSI_BUS"
 fi
 
-# Asynchronous Event Requests given no time to wait (late=): each is
-# abandoned, then answered after an event (a temperature threshold of 0 K).
-# The late answers must free their identifiers: more requests than the queue
-# has identifiers would run out of them otherwise.
-LATE=$((DEPTH + 8))
-mark
-hint "wait_for: on timeout mark the slot Abandoned (not left Waiting): the late answer frees it"
-if load late=$LATE repeat=10; then
-	expect_dmesg "$LATE requests abandoned, answered later: their identifiers come back ($DEPTH in the queue)" \
-		"^rnvme $BDF: $LATE Asynchronous Event Requests abandoned, each answered later"
-	expect_dmesg "and 10 Identify commands after them complete" "^rnvme $BDF: 10 more Identify commands completed"
-	unload
-fi
+# Answers that come late free their identifiers.
+late_answers $DEPTH "wait_for: on timeout mark the slot Abandoned (not left Waiting): the late answer frees it"
 
 reload_twice repeat=10
 finish

@@ -36,19 +36,8 @@ check_fails "no interrupt handler yet: /proc/interrupts has no rnvme line" grep 
 unload
 expect_dmesg "unbind disables the controller" "^rnvme $BDF: controller disabled; $COMPLETED completions reaped by polling"
 
-# Asynchronous Event Requests given no time to wait (late=): each is
-# abandoned, then answered after an event (a temperature threshold of 0 K).
-# The late answers must free their identifiers: more requests than the queue
-# has identifiers would run out of them otherwise.
-LATE=$((DEPTH + 8))
-mark
-hint "reap_locked: an answer for an Abandoned slot makes it Free (not Done: nobody would take it)"
-if load late=$LATE repeat=10; then
-	expect_dmesg "$LATE requests abandoned, answered later: their identifiers come back ($DEPTH in the queue)" \
-		"^rnvme $BDF: $LATE Asynchronous Event Requests abandoned, each answered later"
-	expect_dmesg "and 10 Identify commands after them complete" "^rnvme $BDF: 10 more Identify commands completed"
-	unload
-fi
+# Answers that come late free their identifiers.
+late_answers $DEPTH "reap_locked: an answer for an Abandoned slot makes it Free (not Done: nobody would take it)"
 
 reload_twice repeat=10
 finish
