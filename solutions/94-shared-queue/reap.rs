@@ -43,7 +43,7 @@ impl<P: Pending> QueuePair<P> {
         if n > 0 {
             // Hand the entries back; for INTx (stage 07) this also lowers
             // the line. Nobody could act on a failed write here.
-            let _ = self.ring_doorbell(rings.cq.head(), self.cq_doorbell);
+            let _ = self.ring_doorbell(rings, rings.cq.head(), self.cq_doorbell);
             rings.reaped += u64::from(n);
         }
         n

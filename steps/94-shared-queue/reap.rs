@@ -33,9 +33,9 @@ impl<P: Pending> QueuePair<P> {
         //    request's (`Slot::Request`, from stage 10 on) goes to
         //    `rings.finish_later(cqe)`, and any other is left alone;
         // 2. if there were any: ring the CQ head doorbell once with the new
-        //    head (`self.ring_doorbell(rings.cq.head(), self.cq_doorbell)`;
-        //    its result can only be dropped here) and add them to
-        //    `rings.reaped`;
+        //    head (`self.ring_doorbell(rings, rings.cq.head(),
+        //    self.cq_doorbell)`; its result can only be dropped here) and add
+        //    them to `rings.reaped`;
         // 3. return how many.
         // Tests: "rnvme is bound to the NVMe controller ..." and the checks
         // after it; "QEMU saw the doorbells ring arithmetic predicts: ..."

@@ -47,10 +47,6 @@ use kernel::{
     new_spinlock_irq,
     prelude::*,
     sync::{
-        atomic::{
-            AtomicFlag,
-            Relaxed, //
-        },
         barrier::{
             dma_mb,
             Read, //
@@ -157,6 +153,9 @@ pub(super) struct Rings<P> {
     /// Commands are in the SQ whose tail doorbell is not rung yet (`issue`
     /// without `ring`; `commit` rings it).
     unrung: bool,
+    /// Set before the queue pair is deleted: its doorbells are not rung
+    /// any more (see [`QueuePair::close_doorbells`]).
+    doorbells_closed: bool,
 }
 
 impl<P> Rings<P> {
@@ -242,9 +241,6 @@ pub(crate) struct QueuePair<P: Pending> {
     cq_mem: Coherent<[[u32; 4]]>,
     sq_doorbell: usize,
     pub(super) cq_doorbell: usize,
-    /// Set, under the `rings` lock, before the queue pair is deleted: its
-    /// doorbells are not rung any more (see [`QueuePair::close_doorbells`]).
-    doorbells_closed: AtomicFlag,
     /// Taken by the handler in hard interrupt context, so the lock
     /// disables interrupts (a plain spinlock held by a submitter when the
     /// interrupt arrives on the same CPU would deadlock).
@@ -286,6 +282,7 @@ impl<P: Pending> QueuePair<P> {
             first_cid: 0,
             dead: false,
             unrung: false,
+            doorbells_closed: false,
         };
         Arc::pin_init(
             try_pin_init!(Self {
@@ -295,7 +292,6 @@ impl<P: Pending> QueuePair<P> {
                 cq_doorbell: regs.cap().cq_head_doorbell(qid),
                 qid,
                 regs,
-                doorbells_closed: AtomicFlag::new(false),
                 rings <- new_spinlock_irq!(rings, "rnvme_admin_rings"),
                 completed <- new_condvar!("rnvme_admin_completed"),
             }),
@@ -357,10 +353,10 @@ impl<P: Pending> QueuePair<P> {
     // ANCHOR_END: reap
 
     /// Writes `value` to the doorbell at `offset`, unless the doorbells are
-    /// closed. Called with the `rings` lock held, which orders it with
-    /// [`QueuePair::close_doorbells`].
-    pub(super) fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
-        if self.doorbells_closed.load(Relaxed) {
+    /// closed. `rings` is what the lock guards: the doorbell is rung with
+    /// it held, which orders the write with [`QueuePair::close_doorbells`].
+    pub(super) fn ring_doorbell(&self, rings: &Rings<P>, value: u16, offset: usize) -> Result {
+        if rings.doorbells_closed {
             return Ok(());
         }
         self.regs.ring_doorbell(value, offset)
@@ -374,8 +370,7 @@ impl<P: Pending> QueuePair<P> {
     /// `pci_nvme_ub_db_wr_invalid_cq`). Set under the lock every doorbell
     /// is rung with, so no handler is between its check and its write.
     pub(crate) fn close_doorbells(&self) {
-        let _rings = self.rings.lock();
-        self.doorbells_closed.store(true, Relaxed);
+        self.rings.lock().doorbells_closed = true;
     }
 
     // ANCHOR: submit
@@ -423,7 +418,7 @@ impl<P: Pending> QueuePair<P> {
         // the memory write), both under the lock: two submitters ring
         // their tails in the order of their slots.
         self.write_entry(slot, cmd.to_dwords(cid))?;
-        self.ring_doorbell(rings.sq.tail(), self.sq_doorbell)?;
+        self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell)?;
         rings.unrung = false;
 
         let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
@@ -474,7 +469,7 @@ impl<P: Pending> QueuePair<P> {
         };
         let written = self.write_entry(pos, cmd.to_dwords(tag));
         if let Err(e) = written.and_then(|()| match ring {
-            true => self.ring_doorbell(rings.sq.tail(), self.sq_doorbell),
+            true => self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell),
             false => Ok(()),
         }) {
             // The device is gone (unplugged): nothing will run this command.
@@ -507,7 +502,7 @@ impl<P: Pending> QueuePair<P> {
         if rings.unrung && !rings.dead {
             // A device that is gone answers nothing: the watchdog ends
             // these requests.
-            let _ = self.ring_doorbell(rings.sq.tail(), self.sq_doorbell);
+            let _ = self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell);
         }
         rings.unrung = false;
     }
