@@ -67,6 +67,37 @@ bound_to_us() {
 	[ "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver" 2>/dev/null)")" = "$MODULE" ]
 }
 
+# aer_cid_not_reused (stages 94 and 07): in QEMU's trace of admin commands
+# since the doorbell mark, no command after the AER used the AER's
+# identifier.
+aer_cid_not_reused() {
+	traced_admin_cmds | awk '
+		{
+			cid = $1; opc = $2
+			if (aer != "" && cid == aer) { print "command " opc " reused cid " cid " of the AER, which the controller still holds"; bad = 1; exit }
+			if (opc == "0xc") aer = cid
+			n++
+		}
+		END { if (aer == "") { print "no AER (opcode 0xc) in the trace"; exit 1 } if (bad) exit 1; print "ok: cid " aer " held by the AER, " n " admin commands traced" }'
+}
+
+# late_answers DEPTH HINT (stages 94 and 07): Asynchronous Event Requests
+# given no time to wait (late=): each is abandoned, then answered after an
+# event (a temperature threshold of 0 K). The late answers must free their
+# identifiers: more requests than the queue has (DEPTH) would run out of
+# them otherwise.
+late_answers() {
+	local depth=$1 late=$(($1 + 8))
+	mark
+	hint "$2"
+	if load late=$late repeat=10; then
+		expect_dmesg "$late requests abandoned, answered later: their identifiers come back ($depth in the queue)" \
+			"^rnvme $BDF: $late Asynchronous Event Requests abandoned, each answered later"
+		expect_dmesg "and 10 Identify commands after them complete" "^rnvme $BDF: 10 more Identify commands completed"
+		unload
+	fi
+}
+
 BDF=$(nvme_bdf) || {
 	fail "the VM has QEMU's NVMe controller (1b36:0010)" "no such PCI device: is DEVICES=nvme in stage.env?"
 	finish

@@ -4,9 +4,10 @@
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!
-//! This stage writes `completion.rs`; the other files come
-//! from the stages before it and from `solutions/lib/nvme/`, which holds
-//! the library's given files (no exercise is ever answered there).
+//! This stage writes `wait.rs`; `reap.rs` is stage 94's answer, and the
+//! other files come from the stages before it and from
+//! `solutions/lib/nvme/`, which holds the library's given files (no
+//! exercise is ever answered there).
 //!
 //! A stage uses part of what these files offer, so unused items are no
 //! warning here.
@@ -16,8 +17,6 @@
 pub(crate) mod cap;
 #[path = "../../solutions/lib/nvme/command.rs"]
 pub(crate) mod command;
-#[path = "completion.rs"]
-pub(crate) mod completion;
 #[path = "../../solutions/05-nvme-reset/controller.rs"]
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/ctrl.rs"]
@@ -38,9 +37,13 @@ pub(crate) mod late_answers;
 pub(crate) mod map;
 #[path = "../../solutions/lib/nvme/queue.rs"]
 pub(crate) mod queue;
+#[path = "../../solutions/94-shared-queue/reap.rs"]
+pub(crate) mod reap;
 #[path = "../../solutions/lib/nvme/registers.rs"]
 pub(crate) mod registers;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
 #[path = "../../solutions/92-nvme-rings/ring.rs"]
 pub(crate) mod ring;
+#[path = "wait.rs"]
+pub(crate) mod wait;

@@ -95,7 +95,7 @@ impl pci::Driver for RNvmeDriver {
         // Commands can complete now.
         let id = ctrl.bring_up(
             pdev,
-            irqs.vectors(),
+            Some(irqs.vectors()),
             BringUpTests {
                 aer_wait_ms: module_parameters::aer_wait_ms.value(),
                 repeat: module_parameters::repeat.value(),

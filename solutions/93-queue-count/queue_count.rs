@@ -62,7 +62,7 @@ pub(crate) fn bring_up_and_count<P: Pending>(
     let page_shift = ctrl.page_shift_for(pdev, fault)?;
     ctrl.start(pdev, page_shift)?;
     let counted = (|| {
-        let id = ctrl.bring_up(pdev, irqs.vectors(), tests)?;
+        let id = ctrl.bring_up(pdev, Some(irqs.vectors()), tests)?;
         let cpus = cpu::nr_cpu_ids();
         let wanted = u16::try_from(cpus).unwrap_or(u16::MAX);
         let granted = negotiate(pdev, ctrl.admin(), wanted)?;

@@ -7,8 +7,8 @@
 //! How to run: `make run STEP=07`, then `grep rnvme /proc/interrupts` in the
 //! VM: one line, whose count grows with every admin command.
 //!
-//! Check your work with `make check STEP=07` (the exercises are in
-//! `completion.rs`: `QueuePair::wait_for` and `QueuePair::reap`).
+//! Check your work with `make check STEP=07` (the exercise is in
+//! `wait.rs`: `QueuePair::wait_for`).
 
 use kernel::{
     device::Core,
@@ -98,7 +98,7 @@ impl pci::Driver for RNvmeDriver {
         // Commands can complete now.
         let id = ctrl.bring_up(
             pdev,
-            irqs.vectors(),
+            Some(irqs.vectors()),
             BringUpTests {
                 aer_wait_ms: module_parameters::aer_wait_ms.value(),
                 repeat: module_parameters::repeat.value(),

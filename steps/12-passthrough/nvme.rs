@@ -18,8 +18,6 @@ pub(crate) mod cap;
 pub(crate) mod cmd_buffer;
 #[path = "../../solutions/lib/nvme/command.rs"]
 pub(crate) mod command;
-#[path = "../../solutions/07-interrupts/completion.rs"]
-pub(crate) mod completion;
 #[path = "../../solutions/05-nvme-reset/controller.rs"]
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/ctrl.rs"]
@@ -44,9 +42,13 @@ pub(crate) mod pattern;
 pub(crate) mod prp;
 #[path = "../../solutions/lib/nvme/queue.rs"]
 pub(crate) mod queue;
+#[path = "../../solutions/94-shared-queue/reap.rs"]
+pub(crate) mod reap;
 #[path = "../../solutions/lib/nvme/registers.rs"]
 pub(crate) mod registers;
 #[path = "../../solutions/lib/nvme/regs.rs"]
 pub(crate) mod regs;
 #[path = "../../solutions/92-nvme-rings/ring.rs"]
 pub(crate) mod ring;
+#[path = "../../solutions/07-interrupts/wait.rs"]
+pub(crate) mod wait;

@@ -1,6 +1,7 @@
 #!/bin/bash
 # Stage 07 test (runs in the VM): rnvme's admin commands complete by
-# interrupt, with MSI-X and with INTx (MSI not allowed); a command the
+# interrupt, with MSI-X and with INTx (MSI not allowed), and the submitter
+# sleeps until the handler has reaped its completion; a command the
 # controller holds back times out instead of hanging, and its identifier is
 # not given to another command; QEMU saw the doorbells that ring arithmetic
 # predicts; a late answer to an abandoned command frees its identifier;
@@ -20,26 +21,13 @@ irq_count() {
 	awk '/rnvme/ { s = 0; for (i = 2; i <= NF && $i ~ /^[0-9]+$/; i++) s += $i; print s; exit }' /proc/interrupts
 }
 
-# aer_cid_not_reused: in QEMU's trace of admin commands since the doorbell
-# mark, no command after the AER used the AER's identifier.
-aer_cid_not_reused() {
-	traced_admin_cmds | awk '
-		{
-			cid = $1; opc = $2
-			if (aer != "" && cid == aer) { print "command " opc " reused cid " cid " of the AER, which the controller still holds"; bad = 1; exit }
-			if (opc == "0xc") aer = cid
-			n++
-		}
-		END { if (aer == "") { print "no AER (opcode 0xc) in the trace"; exit 1 } if (bad) exit 1; print "ok: cid " aer " held by the AER, " n " admin commands traced" }'
-}
-
 # run_admin TYPE: load, check Identify, interrupts and doorbells with
 # interrupts of TYPE (MsiX or Intx), unload.
 run_admin() {
 	local type=$1 n
 	mark
 	doorbell_mark
-	hint "wait_for (queue.rs) must sleep on the CondVar until the handler marked the slot Done; reap must hand completions over and ring the CQ head doorbell"
+	hint "wait_for (wait.rs) must sleep on the CondVar until the handler's reap marked the slot Done (rings.take_done)"
 	load repeat=$REPEAT aer_wait_ms=$AER_MS || return 1
 	check "rnvme is bound to the NVMe controller $BDF" bound_to_us
 	expect_dmesg "the PCI core gave it one $type vector" "^rnvme $BDF: interrupts: 1 vector\(s\) of type $type, admin queue on IRQ [0-9]+"
@@ -49,13 +37,12 @@ run_admin() {
 	expect_dmesg "an Asynchronous Event Request the controller holds ends in ETIMEDOUT after ${AER_MS} ms, not a hang" \
 		"^rnvme $BDF: Asynchronous Event Request: no answer in $AER_MS ms, ETIMEDOUT"
 	expect_dmesg "then $REPEAT more Identify commands complete" "^rnvme $BDF: $REPEAT more Identify commands completed"
-	hint "an Abandoned slot is not Free: claim_cid must skip it until the controller answers"
+	hint "wait_for: after the last look, mark the slot Abandoned (not Free): claim_cid skips it until the controller answers"
 	is_ok "no later command got the held AER's identifier (QEMU's trace of admin commands)" aer_cid_not_reused
-	hint "reap: one CQ head doorbell write per batch, after advancing the ring; submit: the SQ tail after each command"
 	expect_doorbells "QEMU saw the doorbells ring arithmetic predicts: $SUBMITTED commands, $COMPLETED completions" \
 		0 $DEPTH $SUBMITTED $COMPLETED --one-at-a-time
 	n=$(irq_count)
-	hint "each completion raises an interrupt; reap must return how many it reaped (0 tells the kernel 'not mine')"
+	hint "each completion raises an interrupt, and the given handler reaps it"
 	if [ -n "$n" ] && [ "$n" -ge "$COMPLETED" ]; then
 		pass "/proc/interrupts counts $n rnvme interrupts, at least one per completion ($COMPLETED)"
 	else
@@ -83,19 +70,8 @@ else
 	fail "MSI can be disallowed for $BDF" "no writable $MSI_BUS"
 fi
 
-# Asynchronous Event Requests given no time to wait (late=): each is
-# abandoned, then answered after an event (a temperature threshold of 0 K).
-# The late answers must free their identifiers: more requests than the queue
-# has identifiers would run out of them otherwise.
-LATE=$((DEPTH + 8))
-mark
-hint "wait_for: on timeout mark the slot Abandoned (not left Waiting); reap: an answer for an Abandoned slot frees it"
-if load late=$LATE repeat=10; then
-	expect_dmesg "$LATE requests abandoned, answered later: their identifiers come back ($DEPTH in the queue)" \
-		"^rnvme $BDF: $LATE Asynchronous Event Requests abandoned, each answered later"
-	expect_dmesg "and 10 Identify commands after them complete" "^rnvme $BDF: 10 more Identify commands completed"
-	unload
-fi
+# Answers that come late free their identifiers.
+late_answers $DEPTH "wait_for: on timeout mark the slot Abandoned (not left Waiting): the late answer frees it"
 
 reload_twice repeat=10
 finish

@@ -5,7 +5,7 @@
 //! start it, bring it up (Identify, and what a stage's test asks for), ask
 //! it about a namespace, stop it.
 //!
-//! Part of the NVMe library (`nvme::ctrl`), from stage 07 on. What a
+//! Part of the NVMe library (`nvme::ctrl`), from stage 94 on. What a
 //! stage's test asks bring-up to do comes in as [`BringUpTests`] (the
 //! stage's module parameters), so that this file names nothing of the
 //! stage that includes it.
@@ -19,7 +19,13 @@ use kernel::{
         IrqVectorRegistration, //
     },
     prelude::*,
-    sync::Arc,
+    sync::{
+        atomic::{
+            AtomicFlag,
+            Relaxed, //
+        },
+        Arc, //
+    },
     time::Delta, //
 };
 
@@ -106,7 +112,8 @@ fn identify_again(
 
 // ANCHOR: controller
 /// A controller: its registers, shared by every queue, and its admin queue
-/// pair, shared with the admin queue's interrupt handler.
+/// pair, shared with the admin queue's interrupt handler (from stage 07
+/// on).
 ///
 /// Dropping it drops the driver's reference to the admin queue pair; the
 /// last reference disables the controller before the queue memory is freed
@@ -115,6 +122,9 @@ pub(crate) struct Controller {
     regs: Arc<Registers>,
     admin: Arc<AdminQueue>,
     cap: Cap,
+    /// Brought up without interrupts (stage 94): the completions are
+    /// reaped by polling, and the log lines that count them say so.
+    polled: AtomicFlag,
 }
 // ANCHOR_END: controller
 
@@ -131,7 +141,12 @@ impl Controller {
         // From here on, an error drops `admin`, which disables the
         // controller before its memory is freed.
         let admin = AdminQueue::new(pdev.as_ref(), regs.clone(), 0, ADMIN_DEPTH)?;
-        Ok(Controller { regs, admin, cap })
+        Ok(Controller {
+            regs,
+            admin,
+            cap,
+            polled: AtomicFlag::new(false),
+        })
     }
     // ANCHOR_END: new
 
@@ -189,23 +204,29 @@ impl Controller {
     // ANCHOR_END: start
 
     // ANCHOR: bring_up
-    /// Once started: says which interrupts the device got, asks the
-    /// controller who it is, and runs what the test asked for.
+    /// Once started: says which interrupts the device got (none: the
+    /// completions are polled, as in stage 94), asks the controller who it
+    /// is, and runs what the test asked for.
     pub(crate) fn bring_up(
         &self,
         pdev: &pci::Device<Core<'_>>,
-        vectors: &IrqVectorRegistration<'_>,
+        vectors: Option<&IrqVectorRegistration<'_>>,
         tests: BringUpTests,
     ) -> Result<IdCtrl> {
         let admin = &*self.admin;
-        let irq = IrqRequest::from(vectors.index(0)?).irq();
-        dev_info!(
-            pdev,
-            "interrupts: {} vector(s) of type {:?}, admin queue on IRQ {}\n",
-            vectors.len(),
-            vectors.irq_type(),
-            irq
-        );
+        match vectors {
+            Some(vectors) => {
+                let irq = IrqRequest::from(vectors.index(0)?).irq();
+                dev_info!(
+                    pdev,
+                    "interrupts: {} vector(s) of type {:?}, admin queue on IRQ {}\n",
+                    vectors.len(),
+                    vectors.irq_type(),
+                    irq
+                );
+            }
+            None => self.polled.store(true, Relaxed),
+        }
         // One page for Identify data; it is freed when this returns.
         let mut page = IdentifyPage::new(pdev.as_ref())?;
         let result = identify(pdev, &self.cap, admin, &mut page).and_then(|id| {
@@ -214,7 +235,7 @@ impl Controller {
             Ok(id)
         });
         match result {
-            Ok(_) => dev_info!(pdev, "{} completions came by interrupt\n", admin.reaped()),
+            Ok(_) => self.log_reaped(pdev, ""),
             // A command that timed out may still be carried out: stop the
             // controller before what it may write to is freed.
             Err(_) => {
@@ -224,6 +245,17 @@ impl Controller {
         result
     }
     // ANCHOR_END: bring_up
+
+    /// Logs how many completions were reaped so far, and how, after
+    /// `before` ("" or what was done first).
+    fn log_reaped(&self, pdev: &pci::Device<Core<'_>>, before: &str) {
+        let n = self.admin.reaped();
+        if self.polled.load(Relaxed) {
+            dev_info!(pdev, "{}{} completions reaped by polling\n", before, n);
+        } else {
+            dev_info!(pdev, "{}{} completions came by interrupt\n", before, n);
+        }
+    }
 
     /// Asks Identify Namespace about namespace `nsid`.
     pub(crate) fn identify_namespace(
@@ -252,11 +284,7 @@ impl Controller {
             .bar(pdev)
             .and_then(|bar| controller::disable(pdev.as_ref(), bar, &self.cap))
         {
-            Ok(()) => dev_info!(
-                pdev,
-                "controller disabled; {} completions came by interrupt\n",
-                self.admin.reaped()
-            ),
+            Ok(()) => self.log_reaped(pdev, "controller disabled; "),
             Err(e) => dev_err!(pdev, "disabling failed ({:?})\n", e),
         }
         while self.admin.cancel_next().is_some() {}

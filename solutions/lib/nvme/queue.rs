@@ -6,10 +6,13 @@
 //! handler reaps the completions, hands each to its submitter and wakes
 //! them.
 //!
-//! Part of the NVMe library (`nvme::queue`), from stage 07 on, where the
-//! admin queue is the only one; from stage 08 on every queue pair shares the
-//! registers (`Registers`) with the others. Stage 07 writes the two methods
-//! that sleep and reap (`completion.rs`).
+//! Part of the NVMe library (`nvme::queue`), from stage 94 on, where the
+//! admin queue is the only one and is still polled; from stage 08 on every
+//! queue pair shares the registers (`Registers`) with the others. Stage 94
+//! writes the loop that reaps (`reap_locked`, in `reap.rs`), which its given
+//! polled wait calls (`poll_wait.rs`); stage 07 writes the wait that sleeps
+//! until the interrupt handler has reaped (`wait_for`, in `wait.rs`), and
+//! the handler calls [`QueuePair::reap`], below.
 //!
 //! A queue also carries commands nobody sleeps on: a block request's
 //! (stage 10). What such a command carries is the queue's parameter `P`
@@ -44,10 +47,6 @@ use kernel::{
     new_spinlock_irq,
     prelude::*,
     sync::{
-        atomic::{
-            AtomicFlag,
-            Relaxed, //
-        },
         barrier::{
             dma_mb,
             Read, //
@@ -114,7 +113,7 @@ pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 pub(super) enum Slot<P> {
     /// Free for the next command.
     Free,
-    /// Submitted; its submitter sleeps until the handler fills it in.
+    /// Submitted; its submitter waits until its completion is reaped.
     Waiting,
     /// Completed; the submitter has not taken the completion yet.
     Done(Completion),
@@ -141,7 +140,8 @@ pub(super) struct Rings<P> {
     /// Where the search for a free identifier starts: identifiers go round,
     /// as a hint for the reader of a trace.
     next_cid: u16,
-    /// Completions reaped by the interrupt handler, in all.
+    /// Completions reaped, in all: by the interrupt handler, or (stage 94)
+    /// by the submitters' polling.
     pub(super) reaped: u64,
     /// The identifiers whose slot is `Finished`, one bit each.
     finished: u64,
@@ -153,6 +153,9 @@ pub(super) struct Rings<P> {
     /// Commands are in the SQ whose tail doorbell is not rung yet (`issue`
     /// without `ring`; `commit` rings it).
     unrung: bool,
+    /// Set before the queue pair is deleted: its doorbells are not rung
+    /// any more (see [`QueuePair::close_doorbells`]).
+    doorbells_closed: bool,
 }
 
 impl<P> Rings<P> {
@@ -178,6 +181,20 @@ impl<P> Rings<P> {
     pub(super) fn slot(&mut self, cid: u16) -> Option<&mut Slot<P>> {
         self.slots.get_mut(usize::from(cid))
     }
+
+    // ANCHOR: take_done
+    /// Takes the completion of identifier `cid`, if it has come (its slot
+    /// is `Done`): the identifier is free again.
+    pub(super) fn take_done(&mut self, cid: u16) -> Option<Completion> {
+        let slot = self.slot(cid)?;
+        let Slot::Done(cqe) = slot else {
+            return None;
+        };
+        let cqe = *cqe;
+        *slot = Slot::Free;
+        Some(cqe)
+    }
+    // ANCHOR_END: take_done
 
     /// The controller is given up: nothing is submitted any more, and no
     /// doorbell is rung, not even for commands `issue_batched` left unrung
@@ -224,15 +241,14 @@ pub(crate) struct QueuePair<P: Pending> {
     cq_mem: Coherent<[[u32; 4]]>,
     sq_doorbell: usize,
     pub(super) cq_doorbell: usize,
-    /// Set, under the `rings` lock, before the queue pair is deleted: its
-    /// doorbells are not rung any more (see [`QueuePair::close_doorbells`]).
-    doorbells_closed: AtomicFlag,
     /// Taken by the handler in hard interrupt context, so the lock
     /// disables interrupts (a plain spinlock held by a submitter when the
     /// interrupt arrives on the same CPU would deadlock).
     #[pin]
     pub(super) rings: SpinLockIrq<Rings<P>>,
-    /// Submitters sleep on it; the handler wakes them all after it reaped.
+    /// Submitters sleep on it; the handler wakes them all after it reaped
+    /// (stage 07). Stage 94's polling submitters sleep on it one jiffy at a
+    /// time, and nobody wakes them.
     #[pin]
     pub(super) completed: CondVar,
 }
@@ -266,6 +282,7 @@ impl<P: Pending> QueuePair<P> {
             first_cid: 0,
             dead: false,
             unrung: false,
+            doorbells_closed: false,
         };
         Arc::pin_init(
             try_pin_init!(Self {
@@ -275,7 +292,6 @@ impl<P: Pending> QueuePair<P> {
                 cq_doorbell: regs.cap().cq_head_doorbell(qid),
                 qid,
                 regs,
-                doorbells_closed: AtomicFlag::new(false),
                 rings <- new_spinlock_irq!(rings, "rnvme_admin_rings"),
                 completed <- new_condvar!("rnvme_admin_completed"),
             }),
@@ -314,16 +330,33 @@ impl<P: Pending> QueuePair<P> {
     }
     // ANCHOR_END: reserve_tags
 
-    /// Completions the interrupt handler has reaped so far.
+    /// Completions reaped so far.
     pub(crate) fn reaped(&self) -> u64 {
         self.rings.lock().reaped
     }
 
+    // ANCHOR: reap
+    /// Reaps every new completion (`reap_locked`, stage 94's exercise) and
+    /// wakes the submitters if there were any. Called by the interrupt
+    /// handler (stage 07), and by whoever polls for an answer nobody waits
+    /// for. Returns how many there were: 0 tells the kernel the interrupt
+    /// was not ours.
+    pub(crate) fn reap(&self) -> u32 {
+        let mut rings = self.rings.lock();
+        let n = self.reap_locked(&mut rings);
+        if n > 0 {
+            // Every sleeper looks at its own slot.
+            self.completed.notify_all();
+        }
+        n
+    }
+    // ANCHOR_END: reap
+
     /// Writes `value` to the doorbell at `offset`, unless the doorbells are
-    /// closed. Called with the `rings` lock held, which orders it with
-    /// [`QueuePair::close_doorbells`].
-    pub(super) fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
-        if self.doorbells_closed.load(Relaxed) {
+    /// closed. `rings` is what the lock guards: the doorbell is rung with
+    /// it held, which orders the write with [`QueuePair::close_doorbells`].
+    pub(super) fn ring_doorbell(&self, rings: &Rings<P>, value: u16, offset: usize) -> Result {
+        if rings.doorbells_closed {
             return Ok(());
         }
         self.regs.ring_doorbell(value, offset)
@@ -337,8 +370,7 @@ impl<P: Pending> QueuePair<P> {
     /// `pci_nvme_ub_db_wr_invalid_cq`). Set under the lock every doorbell
     /// is rung with, so no handler is between its check and its write.
     pub(crate) fn close_doorbells(&self) {
-        let _rings = self.rings.lock();
-        self.doorbells_closed.store(true, Relaxed);
+        self.rings.lock().doorbells_closed = true;
     }
 
     // ANCHOR: submit
@@ -386,7 +418,7 @@ impl<P: Pending> QueuePair<P> {
         // the memory write), both under the lock: two submitters ring
         // their tails in the order of their slots.
         self.write_entry(slot, cmd.to_dwords(cid))?;
-        self.ring_doorbell(rings.sq.tail(), self.sq_doorbell)?;
+        self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell)?;
         rings.unrung = false;
 
         let ms = u32::try_from(timeout.as_millis()).unwrap_or(u32::MAX);
@@ -437,7 +469,7 @@ impl<P: Pending> QueuePair<P> {
         };
         let written = self.write_entry(pos, cmd.to_dwords(tag));
         if let Err(e) = written.and_then(|()| match ring {
-            true => self.ring_doorbell(rings.sq.tail(), self.sq_doorbell),
+            true => self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell),
             false => Ok(()),
         }) {
             // The device is gone (unplugged): nothing will run this command.
@@ -470,7 +502,7 @@ impl<P: Pending> QueuePair<P> {
         if rings.unrung && !rings.dead {
             // A device that is gone answers nothing: the watchdog ends
             // these requests.
-            let _ = self.ring_doorbell(rings.sq.tail(), self.sq_doorbell);
+            let _ = self.ring_doorbell(&rings, rings.sq.tail(), self.sq_doorbell);
         }
         rings.unrung = false;
     }
