@@ -9,6 +9,10 @@
 //! contiguous, whose PRP list is built once per command. The request's own
 //! pages are copied in (Write) or out (Read).
 //!
+//! How a request ends is a function the stage passes to [`create`]: stage
+//! 10's [`finish_whole`] ends a request of one piece; stage 95's
+//! `pieces::finish` sends the next piece of a larger one first.
+//!
 //! Stage 15 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 10's is
@@ -180,25 +184,63 @@ pub(crate) struct InFlight<Z: Speedups> {
     /// the bounce buffer's data is not used.
     mapping: Option<Z::Mapping>,
     /// Read, Write or Flush.
-    opcode: u8,
+    pub(crate) opcode: u8,
     /// The request's first logical block.
-    lba: u64,
+    pub(crate) lba: u64,
     /// log2 of the logical block size.
-    lba_shift: u32,
+    pub(crate) lba_shift: u32,
     /// Force Unit Access.
     fua: bool,
     /// Bytes of the whole request.
-    len: u32,
+    pub(crate) len: u32,
     /// Bytes done by the pieces before the one in flight.
-    done: u32,
+    pub(crate) done: u32,
     /// Bytes of the piece in flight.
-    piece: u32,
+    pub(crate) piece: u32,
     /// Bytes one command may carry.
     max_piece: u32,
+    /// What the queue's handler calls with each completion (the disk's).
+    finish: Finish<Z>,
 }
 // ANCHOR_END: in_flight
 
+// ANCHOR: finish_type
+/// How a request's command completes: the queue's handler calls the
+/// disk's with the request and the completion, and the function issues the
+/// next piece on the queue, or ends the request. Stage 10 passes
+/// [`finish_whole`] to [`create`], stage 95 its `pieces::finish`.
+pub(crate) type Finish<Z> = fn(InFlight<Z>, &QueuePair<InFlight<Z>>, Completion);
+// ANCHOR_END: finish_type
+
 impl<Z: Speedups> InFlight<Z> {
+    // ANCHOR: new
+    /// Request `rq`, of `len` bytes from block `lba`, with the tag's
+    /// buffer claimed: nothing of it done yet, its pages not mapped.
+    fn new(
+        disk: &Disk<Z>,
+        rq: ARef<Request<NvmeDisk<Z>>>,
+        bounce: Claim,
+        opcode: u8,
+        lba: u64,
+        len: u32,
+    ) -> Self {
+        InFlight {
+            fua: request::is_fua(&rq),
+            rq,
+            bounce,
+            mapping: None,
+            opcode,
+            lba,
+            lba_shift: disk.lba_shift,
+            len,
+            done: 0,
+            piece: 0,
+            max_piece: disk.max_piece,
+            finish: disk.finish,
+        }
+    }
+    // ANCHOR_END: new
+
     // ANCHOR: first_command
     /// The request's first command: its own pages, if the stage maps them
     /// (`Speedups::map`), else the bounce buffer, with a Write's data
@@ -233,7 +275,7 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
-    fn next_command(&mut self) -> Result<Option<Command>> {
+    pub(crate) fn next_command(&mut self) -> Result<Option<Command>> {
         if self.opcode == nvm_opc::FLUSH {
             return Ok(if self.done == 0 && self.piece == 0 {
                 self.piece = 1;
@@ -271,50 +313,40 @@ impl<Z: Speedups> InFlight<Z> {
 
 // ANCHOR: pending
 impl<Z: Speedups> Pending for InFlight<Z> {
-    // ANCHOR: finish
-    /// Called by the queue's interrupt handler with the completion of the
-    /// piece in flight: sends the next piece, or ends the request (with
-    /// the data copied out, for a Read), or fails it.
-    fn finish(mut self, queue: &QueuePair<Self>, cqe: Completion) {
-        let result = match io_error(cqe.status) {
-            Err(e) => {
-                pr_err!(
-                    "queue {} tag {}: {:#04x} at block {} failed: {:?} (SCT {}, SC {:#04x})\n",
-                    queue.qid(),
-                    cqe.cid,
-                    self.opcode,
-                    self.lba + u64::from(self.done >> self.lba_shift),
-                    e,
-                    cqe.status.sct(),
-                    cqe.status.sc()
-                );
-                Err(to_errno(e))
-            }
-            Ok(()) => {
-                self.done += self.piece;
-                match self.next_command() {
-                    Ok(Some(cmd)) => match queue.issue(cqe.cid, &cmd, self) {
-                        Ok(()) => return,
-                        Err((e, back)) => {
-                            self = back;
-                            Err(e)
-                        }
-                    },
-                    Ok(None) => self.copy_out(),
-                    Err(e) => Err(e),
-                }
-            }
-        };
-        self.end(result);
+    /// Called by the queue's interrupt handler, with the lock released,
+    /// with the completion of the piece in flight: the disk's `finish`.
+    fn finish(self, queue: &QueuePair<Self>, cqe: Completion) {
+        (self.finish)(self, queue, cqe)
     }
-    // ANCHOR_END: finish
 }
 // ANCHOR_END: pending
+
+// ANCHOR: finish_whole
+/// Stage 10's [`Finish`], for requests that fit one command: ends the
+/// request with the controller's status, a Read's data copied out first.
+/// A request with pieces left (larger than the controller's MDTS) fails
+/// with `EIO`: stage 95 sends them.
+pub(crate) fn finish_whole<Z: Speedups>(
+    mut request: InFlight<Z>,
+    _: &QueuePair<InFlight<Z>>,
+    cqe: Completion,
+) {
+    let status = io_error(cqe.status).map_err(to_errno);
+    let result = if status.is_err() {
+        status
+    } else if request.done + request.piece < request.len {
+        Err(EIO)
+    } else {
+        request.copy_out()
+    };
+    request.end(result);
+}
+// ANCHOR_END: finish_whole
 
 impl<Z: Speedups> InFlight<Z> {
     /// For a Read through the bounce buffer: the data, to the request's
     /// pages. (The controller has written it: its completion came first.)
-    fn copy_out(&mut self) -> Result {
+    pub(crate) fn copy_out(&mut self) -> Result {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
@@ -325,7 +357,7 @@ impl<Z: Speedups> InFlight<Z> {
     /// Ends the request with `result`. Its pages are unmapped and its
     /// buffer given back first: once it has ended, blk-mq may hand its tag
     /// to the next request at once.
-    fn end(self, result: Result) {
+    pub(crate) fn end(self, result: Result) {
         let InFlight {
             rq,
             bounce,
@@ -339,8 +371,9 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR_END: end
 }
 
+// ANCHOR: to_errno
 /// The error a block request ends with, for a failed NVMe status.
-fn to_errno(e: IoError) -> Error {
+pub(crate) fn to_errno(e: IoError) -> Error {
     match e {
         IoError::Target => EREMOTEIO,
         IoError::NoSpace => ENOSPC,
@@ -349,6 +382,7 @@ fn to_errno(e: IoError) -> Error {
         IoError::Io => EIO,
     }
 }
+// ANCHOR_END: to_errno
 
 /// One hardware queue of the disk: an I/O queue and its tags' buffers.
 struct HwQueue<Z: Speedups> {
@@ -363,7 +397,22 @@ pub(crate) struct Disk<Z: Speedups> {
     lba_shift: u32,
     max_piece: u32,
     speedups: Z,
+    /// How its requests' commands complete (`create`'s `finish`).
+    finish: Finish<Z>,
 }
+
+// ANCHOR: opcode_of
+/// NVMe's opcode for a block request's operation (`request::op`): Read,
+/// Write or Flush; anything else is not supported.
+fn opcode_of(op: u32) -> Result<u8> {
+    match op {
+        bindings::req_op_REQ_OP_READ => Ok(nvm_opc::READ),
+        bindings::req_op_REQ_OP_WRITE => Ok(nvm_opc::WRITE),
+        bindings::req_op_REQ_OP_FLUSH => Ok(nvm_opc::FLUSH),
+        _ => Err(EOPNOTSUPP),
+    }
+}
+// ANCHOR_END: opcode_of
 
 // ANCHOR: queue_rq
 impl<Z: Speedups> Disk<Z> {
@@ -381,30 +430,14 @@ impl<Z: Speedups> Disk<Z> {
             .ok_or(EIO)?
             .claim()
             .ok_or(EBUSY)?;
-        let opcode = match request::op(&rq) {
-            bindings::req_op_REQ_OP_READ => nvm_opc::READ,
-            bindings::req_op_REQ_OP_WRITE => nvm_opc::WRITE,
-            bindings::req_op_REQ_OP_FLUSH => nvm_opc::FLUSH,
-            _ => return Err(EOPNOTSUPP),
-        };
+        let opcode = opcode_of(request::op(&rq))?;
         let len = request::bytes(&rq);
         if len as usize > bounce.len() || len % (1 << self.lba_shift) != 0 {
             pr_err!("a {}-byte request does not fit the bounce buffer\n", len);
             return Err(EIO);
         }
-        let mut r = InFlight {
-            lba: request::sector(&rq) >> (self.lba_shift - 9),
-            fua: request::is_fua(&rq),
-            rq,
-            bounce,
-            mapping: None,
-            opcode,
-            lba_shift: self.lba_shift,
-            len,
-            done: 0,
-            piece: 0,
-            max_piece: self.max_piece,
-        };
+        let lba = request::sector(&rq) >> (self.lba_shift - 9);
+        let mut r = InFlight::new(self, rq, bounce, opcode, lba, len);
         let cmd = r.first_command(&self.speedups)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
@@ -526,15 +559,17 @@ pub(crate) fn delete<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>
 
 // ANCHOR: create
 /// Creates `rnvmeXn1` over namespace 1, with one hardware queue per I/O
-/// queue, and `speedups` (stage 10: `Bounced`). `extra_blocks` claims that
-/// many blocks more than the namespace has (for the test: reads there fail
-/// on the controller).
+/// queue, `speedups` (stage 10: `Bounced`) and the way its requests' commands
+/// complete, `finish` (stage 10: `finish_whole`). `extra_blocks` claims
+/// that many blocks more than the namespace has (for the test: reads there
+/// fail on the controller).
 pub(crate) fn create<Z: Speedups>(
     pdev: &pci::Device<Core<'_>>,
     ctrl: &Controller,
     io: &[IoQueue<InFlight<Z>>],
     id: &IdCtrl,
     speedups: Z,
+    finish: Finish<Z>,
     extra_blocks: u64,
 ) -> Result<SendDisk<Z>> {
     let ns = ctrl.identify_namespace(pdev, NSID)?;
@@ -567,6 +602,7 @@ pub(crate) fn create<Z: Speedups>(
             lba_shift,
             max_piece,
             speedups,
+            finish,
         },
         GFP_KERNEL,
     )?;

@@ -9,6 +9,10 @@
 //! contiguous, whose PRP list is built once per command. The request's own
 //! pages are copied in (Write) or out (Read).
 //!
+//! How a request ends is a function the stage passes to [`create`]: stage
+//! 10's [`finish_whole`] ends a request of one piece; stage 95's
+//! `pieces::finish` sends the next piece of a larger one first.
+//!
 //! Stage 15 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 10's is
@@ -180,25 +184,63 @@ pub(crate) struct InFlight<Z: Speedups> {
     /// the bounce buffer's data is not used.
     mapping: Option<Z::Mapping>,
     /// Read, Write or Flush.
-    opcode: u8,
+    pub(crate) opcode: u8,
     /// The request's first logical block.
-    lba: u64,
+    pub(crate) lba: u64,
     /// log2 of the logical block size.
-    lba_shift: u32,
+    pub(crate) lba_shift: u32,
     /// Force Unit Access.
     fua: bool,
     /// Bytes of the whole request.
-    len: u32,
+    pub(crate) len: u32,
     /// Bytes done by the pieces before the one in flight.
-    done: u32,
+    pub(crate) done: u32,
     /// Bytes of the piece in flight.
-    piece: u32,
+    pub(crate) piece: u32,
     /// Bytes one command may carry.
     max_piece: u32,
+    /// What the queue's handler calls with each completion (the disk's).
+    finish: Finish<Z>,
 }
 // ANCHOR_END: in_flight
 
+// ANCHOR: finish_type
+/// How a request's command completes: the queue's handler calls the
+/// disk's with the request and the completion, and the function issues the
+/// next piece on the queue, or ends the request. Stage 10 passes
+/// [`finish_whole`] to [`create`], stage 95 its `pieces::finish`.
+pub(crate) type Finish<Z> = fn(InFlight<Z>, &QueuePair<InFlight<Z>>, Completion);
+// ANCHOR_END: finish_type
+
 impl<Z: Speedups> InFlight<Z> {
+    // ANCHOR: new
+    /// Request `rq`, of `len` bytes from block `lba`, with the tag's
+    /// buffer claimed: nothing of it done yet, its pages not mapped.
+    fn new(
+        disk: &Disk<Z>,
+        rq: ARef<Request<NvmeDisk<Z>>>,
+        bounce: Claim,
+        opcode: u8,
+        lba: u64,
+        len: u32,
+    ) -> Self {
+        InFlight {
+            fua: request::is_fua(&rq),
+            rq,
+            bounce,
+            mapping: None,
+            opcode,
+            lba,
+            lba_shift: disk.lba_shift,
+            len,
+            done: 0,
+            piece: 0,
+            max_piece: disk.max_piece,
+            finish: disk.finish,
+        }
+    }
+    // ANCHOR_END: new
+
     // ANCHOR: first_command
     /// The request's first command: its own pages, if the stage maps them
     /// (`Speedups::map`), else the bounce buffer, with a Write's data
@@ -233,7 +275,7 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
     /// written; `None` when all of it is done.
-    fn next_command(&mut self) -> Result<Option<Command>> {
+    pub(crate) fn next_command(&mut self) -> Result<Option<Command>> {
         if self.opcode == nvm_opc::FLUSH {
             return Ok(if self.done == 0 && self.piece == 0 {
                 self.piece = 1;
@@ -271,36 +313,40 @@ impl<Z: Speedups> InFlight<Z> {
 
 // ANCHOR: pending
 impl<Z: Speedups> Pending for InFlight<Z> {
-    // ANCHOR: finish
-    /// Called by the queue's interrupt handler with the completion of the
-    /// piece in flight: sends the next piece, or ends the request (with
-    /// the data copied out, for a Read), or fails it.
+    /// Called by the queue's interrupt handler, with the lock released,
+    /// with the completion of the piece in flight: the disk's `finish`.
     fn finish(self, queue: &QueuePair<Self>, cqe: Completion) {
-        // TODO (exercise 2): on a failed status (`io_error`), end the request
-        // with the matching error (`to_errno`), and log it with `pr_err!`
-        // (no device in a request), in this form, which the test reads:
-        //   rnvme: queue 1 tag 21: 0x02 at block 131072 failed: Target (SCT 0, SC 0x80)
-        // (queue id, command identifier, opcode as {:#04x}, the piece's first
-        // block, the `IoError` with {:?}, SCT, SC as {:#04x}); on success, count
-        // the piece as done, then issue the next piece's command on `queue`
-        // (same identifier), or, when there is none, copy a Read's data out
-        // (`copy_out`) and end the request (`InFlight::end`). Every request
-        // must end exactly once, or `del_gendisk` waits forever.
-        // Tests: "the host's pattern reads back bit for bit (4 KiB reads)" and
-        // the data checks after it; a failed status: "a read past the
-        // namespace's end fails in user space ..." and "rnvme logs the
-        // controller's status: ...".
-        let _ = (queue, cqe, io_error, to_errno, InFlight::<Z>::copy_out);
-        self.end(Err(ENOSYS));
+        (self.finish)(self, queue, cqe)
     }
-    // ANCHOR_END: finish
 }
 // ANCHOR_END: pending
+
+// ANCHOR: finish_whole
+/// Stage 10's [`Finish`], for requests that fit one command: ends the
+/// request with the controller's status, a Read's data copied out first.
+/// A request with pieces left (larger than the controller's MDTS) fails
+/// with `EIO`: stage 95 sends them.
+pub(crate) fn finish_whole<Z: Speedups>(
+    mut request: InFlight<Z>,
+    _: &QueuePair<InFlight<Z>>,
+    cqe: Completion,
+) {
+    let status = io_error(cqe.status).map_err(to_errno);
+    let result = if status.is_err() {
+        status
+    } else if request.done + request.piece < request.len {
+        Err(EIO)
+    } else {
+        request.copy_out()
+    };
+    request.end(result);
+}
+// ANCHOR_END: finish_whole
 
 impl<Z: Speedups> InFlight<Z> {
     /// For a Read through the bounce buffer: the data, to the request's
     /// pages. (The controller has written it: its completion came first.)
-    fn copy_out(&mut self) -> Result {
+    pub(crate) fn copy_out(&mut self) -> Result {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
         }
@@ -311,7 +357,7 @@ impl<Z: Speedups> InFlight<Z> {
     /// Ends the request with `result`. Its pages are unmapped and its
     /// buffer given back first: once it has ended, blk-mq may hand its tag
     /// to the next request at once.
-    fn end(self, result: Result) {
+    pub(crate) fn end(self, result: Result) {
         let InFlight {
             rq,
             bounce,
@@ -325,8 +371,9 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR_END: end
 }
 
+// ANCHOR: to_errno
 /// The error a block request ends with, for a failed NVMe status.
-fn to_errno(e: IoError) -> Error {
+pub(crate) fn to_errno(e: IoError) -> Error {
     match e {
         IoError::Target => EREMOTEIO,
         IoError::NoSpace => ENOSPC,
@@ -335,6 +382,7 @@ fn to_errno(e: IoError) -> Error {
         IoError::Io => EIO,
     }
 }
+// ANCHOR_END: to_errno
 
 /// One hardware queue of the disk: an I/O queue and its tags' buffers.
 struct HwQueue<Z: Speedups> {
@@ -349,7 +397,22 @@ pub(crate) struct Disk<Z: Speedups> {
     lba_shift: u32,
     max_piece: u32,
     speedups: Z,
+    /// How its requests' commands complete (`create`'s `finish`).
+    finish: Finish<Z>,
 }
+
+// ANCHOR: opcode_of
+/// NVMe's opcode for a block request's operation (`request::op`): Read,
+/// Write or Flush; anything else is not supported.
+fn opcode_of(op: u32) -> Result<u8> {
+    match op {
+        bindings::req_op_REQ_OP_READ => Ok(nvm_opc::READ),
+        bindings::req_op_REQ_OP_WRITE => Ok(nvm_opc::WRITE),
+        bindings::req_op_REQ_OP_FLUSH => Ok(nvm_opc::FLUSH),
+        _ => Err(EOPNOTSUPP),
+    }
+}
+// ANCHOR_END: opcode_of
 
 // ANCHOR: queue_rq
 impl<Z: Speedups> Disk<Z> {
@@ -364,45 +427,34 @@ impl<Z: Speedups> Disk<Z> {
         //   bounce buffer (`CmdBuffer::claim`); none free: `EBUSY`, and
         //   blk-mq tries again later. The hardware queue
         //   (`request::hw_queue`) picks the `HwQueue`.
-        // - Read, Write and Flush (`request::op`: `bindings::req_op_REQ_OP_*`)
-        //   become NVMe's opcodes; any other operation is `EOPNOTSUPP`.
+        // - Read, Write and Flush (`request::op`) become NVMe's opcodes
+        //   (`opcode_of`, given); any other operation is `EOPNOTSUPP`.
         // - The length (`request::bytes`) must fit the bounce buffer
         //   (`Claim::len`) and be whole blocks of the namespace, else `EIO`.
         // - The block layer counts 512-byte sectors (`request::sector`); the
         //   namespace counts its own blocks of `1 << lba_shift` bytes (512
         //   on two of the test's controllers, 4096 on rkw-b4). At which
         //   block does the request start?
-        // - An `InFlight` (`mapping: None`) carries the request: its
-        //   `first_command` copies a Write's data in; submit that with
+        // - `InFlight::new` (given) carries the request: its `first_command`
+        //   copies a Write's data in; submit that with
         //   `HwQueue::queue.issue_batched(tag, &cmd, r, ring)`.
         // `make hint STEP=10` shows the shape, then a sketch.
         // Tests: "the host's pattern reads back bit for bit (4 KiB reads)" and
-        // the data checks after it (1 MiB reads, fio, mkfs.ext4, the MDTS
-        // split, the "4 KiB blocks" checks of rkw-b4, fault=3), and "I/O
-        // queue Q carried the I/O of its CPU".
-        let _ = (
-            rq,
-            ring,
-            &self.speedups,
-            self.lba_shift,
-            self.max_piece,
-            bindings::req_op_REQ_OP_READ,
-            nvm_opc::WRITE,
-        );
+        // the data checks after it (1 MiB reads, fio, mkfs.ext4, the "4 KiB
+        // blocks" checks of rkw-b4, fault=3), and "I/O queue Q carried the
+        // I/O of its CPU".
+        let _ = (rq, ring, &self.speedups, self.lba_shift, opcode_of);
         let _ = self.queues.first().map(|hw| (&hw.queue, &hw.bounces));
         let _ = (
             request::op::<NvmeDisk<Z>>,
             request::bytes::<NvmeDisk<Z>>,
             request::sector::<NvmeDisk<Z>>,
         );
-        let _ = (
-            request::tag::<NvmeDisk<Z>>,
-            request::hw_queue::<NvmeDisk<Z>>,
-            request::is_fua::<NvmeDisk<Z>>,
-        );
+        let _ = (request::tag::<NvmeDisk<Z>>, request::hw_queue::<NvmeDisk<Z>>);
         let _ = (
             CmdBuffer::claim,
             Claim::len,
+            InFlight::<Z>::new,
             InFlight::<Z>::first_command,
             QueuePair::<InFlight<Z>>::issue_batched,
         );
@@ -522,15 +574,17 @@ pub(crate) fn delete<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>
 
 // ANCHOR: create
 /// Creates `rnvmeXn1` over namespace 1, with one hardware queue per I/O
-/// queue, and `speedups` (stage 10: `Bounced`). `extra_blocks` claims that
-/// many blocks more than the namespace has (for the test: reads there fail
-/// on the controller).
+/// queue, `speedups` (stage 10: `Bounced`) and the way its requests' commands
+/// complete, `finish` (stage 10: `finish_whole`). `extra_blocks` claims
+/// that many blocks more than the namespace has (for the test: reads there
+/// fail on the controller).
 pub(crate) fn create<Z: Speedups>(
     pdev: &pci::Device<Core<'_>>,
     ctrl: &Controller,
     io: &[IoQueue<InFlight<Z>>],
     id: &IdCtrl,
     speedups: Z,
+    finish: Finish<Z>,
     extra_blocks: u64,
 ) -> Result<SendDisk<Z>> {
     let ns = ctrl.identify_namespace(pdev, NSID)?;
@@ -563,6 +617,7 @@ pub(crate) fn create<Z: Speedups>(
             lba_shift,
             max_piece,
             speedups,
+            finish,
         },
         GFP_KERNEL,
     )?;

@@ -124,7 +124,7 @@ impl pci::Driver for RNvmeDriver {
             // block layer may send requests (it reads the partition table
             // at once).
             let extra = if fault == 3 { 8 } else { 0 };
-            let disk = disk::create(pdev, &ctrl, &io, &id, Bounced, extra)?;
+            let disk = disk::create(pdev, &ctrl, &io, &id, Bounced, disk::finish_whole, extra)?;
             Ok(try_pin_init!(RNvme {
                 pdev,
                 disk <- new_mutex!(Some(disk), "rnvme_disk"),

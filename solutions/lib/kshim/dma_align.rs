@@ -25,7 +25,6 @@ use kernel::{
     prelude::*, //
 };
 
-// ANCHOR: set
 /// Asks every streaming mapping of `pdev` to keep the bits of `mask` of
 /// the address it maps (`mask + 1` a power of two: 4095 keeps the offset
 /// in a 4 KiB page). `EIO` if the device has no DMA parameters.
@@ -36,6 +35,7 @@ pub(crate) fn set_min_align_mask(pdev: &pci::Device<Core<'_>>, mask: u32) -> Res
     if !(mask.wrapping_add(1)).is_power_of_two() {
         return Err(EINVAL);
     }
+    // ANCHOR: set
     // `Device` is a transparent wrapper of `struct device` (7.3's
     // `Device::as_raw` is the crate's own).
     let dev: *mut bindings::device = core::ptr::from_ref(pdev.as_ref()).cast_mut().cast();
@@ -50,6 +50,6 @@ pub(crate) fn set_min_align_mask(pdev: &pci::Device<Core<'_>>, mask: u32) -> Res
         }
         (*parms).min_align_mask = mask;
     }
+    // ANCHOR_END: set
     Ok(())
 }
-// ANCHOR_END: set

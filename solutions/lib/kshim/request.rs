@@ -81,7 +81,6 @@ pub(crate) fn hw_queue<T: Operations>(rq: &Request<T>) -> usize {
     index as usize
 }
 
-// ANCHOR: segments
 /// Calls `f` with each piece of the request's data in turn: a kernel
 /// address and a length, at most to the end of a page, in order.
 ///
@@ -106,6 +105,7 @@ fn for_each_piece<T: Operations>(
     })
 }
 
+// ANCHOR: segments
 /// Calls `f` with each piece of the request's data in turn: its page, the
 /// offset in that page and a length, at most to the end of the page, in
 /// order. (Stage 15 maps these pages for the controller instead of copying
@@ -152,6 +152,7 @@ pub(crate) fn for_each_page<T: Operations>(
     }
     Ok(())
 }
+// ANCHOR_END: segments
 
 /// Copies the request's data into `buf`, from its start (for a Write).
 /// `EINVAL` if it does not fit.
@@ -192,7 +193,6 @@ fn dma_range(buf: &Coherent<[u8]>, at: usize, len: usize) -> Result<*mut u8> {
     // Within the allocation (checked above): pointer arithmetic only.
     Ok(buf.as_mut_ptr().cast::<u8>().wrapping_add(at))
 }
-// ANCHOR_END: segments
 
 // ANCHOR: end
 /// Ends the request: a success, or an error the block layer reports to
