@@ -1,6 +1,6 @@
 #!/bin/bash
 # Runs inside the VM of scripts/bench-nvme.sh (a benchmark, not a test):
-# rnvme (stage 15) and the kernel's C nvme driver take turns on the same
+# rnvme (stage 19) and the kernel's C nvme driver take turns on the same
 # QEMU NVMe controller, switched through sysfs (driver_override, bind,
 # unbind), and run the same fio samples.
 #
@@ -42,7 +42,7 @@ declare -A WL=(
 )
 ORDER="randread-qd1 randread-qd32 randread-qd32-jobs randread-qd32-batch16 seqread-128k"
 # Where rnvme also runs with zero_copy=0 ("bounce": every request through a
-# bounce buffer, as stage 10), if the module has that parameter: what the
+# bounce buffer, as stage 13), if the module has that parameter: what the
 # copy costs.
 BOUNCE_WL="randread-qd32 seqread-128k"
 

@@ -39,7 +39,7 @@ WL = {
     "seqread-128k": ("128k sequential, QD8", "MB/s", "128 KiB sequential reads, 8 in flight (one job)"),
 }
 WHO = ("ours", "c")
-# rnvme with zero_copy=0: every request through a bounce buffer (stage 10's
+# rnvme with zero_copy=0: every request through a bounce buffer (stage 13's
 # path), measured at a few workloads only.
 BOUNCE = "+bounce"
 CPUS = 2  # the VM's vCPUs (bench-nvme.sh: RKW_VM_CPUS)
@@ -390,7 +390,7 @@ def why(res, dbbuf, traced, oacs, queue, binds, code):
                 if not b or "vs_zero_copy" not in b:
                     continue
                 how = ("" if not first else
-                       " (stage 10's path: every byte copied out of a bounce buffer in the interrupt handler)")
+                       " (stage 13's path: every byte copied out of a bounce buffer in the interrupt handler)")
                 first = False
                 # Per round: zero copy's result over the bounce path's.
                 gain, lo, hi = 1 / b["vs_zero_copy"], 1 / b["vs_zero_copy_max"], 1 / b["vs_zero_copy_min"]
@@ -471,8 +471,8 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
     bt = {w: statistics.median(binds[w]) / 1000 for w in WHO if binds[w]}
     d = lambda v: f"{v:.2f}" if traced else "n/a"  # no trace, no doorbells counted
     s = [BEGIN, "<!-- Do not edit: `make bench` (scripts/bench-nvme.sh) rewrites this part. -->", "",
-         f"Measured {a.started} by `scripts/bench-nvme.sh {a.rounds} {a.secs}` ({a.wall} s in all): stage 15's "
-         f"`rnvme` (`solutions/15-zero-copy`, commit {a.commit}) against the kernel's C `nvme` driver, "
+         f"Measured {a.started} by `scripts/bench-nvme.sh {a.rounds} {a.secs}` ({a.wall} s in all): stage 19's "
+         f"`rnvme` (`solutions/19-zero-copy`, commit {a.commit}) against the kernel's C `nvme` driver, "
          f"on the fast kernel ({kernel}) in {a.qemu.replace('QEMU emulator version', 'QEMU')}"
          f" under {a.accel.upper()}, 2 vCPUs, on a {a.host_cpus}-core host{loadtxt}. "
          f"{a.rounds} rounds, a {a.secs} s fio run per workload, driver and round.", "",
@@ -512,7 +512,7 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
         s.append(f"- {name} (`{wl}`): {what}.")
     if any(k.endswith(BOUNCE) for k in res):
         s.append("- \"…, zero_copy=0\": the same workload with `rnvme` loaded with `zero_copy=0`, every request "
-                 "through a bounce buffer as in stage 10 (a third sample in each round, after the other two).")
+                 "through a bounce buffer as in stage 13 (a third sample in each round, after the other two).")
     notes = []
     wide = [(wl, r) for wl, r in res.items() if r["ratio_max"] > 2 * r["ratio_min"]]
     if wide:
@@ -570,7 +570,7 @@ def write_page(page_dir, section):
         # A new page: the intro, the NVMe part, and the 9P part's place (kept
         # from an older page if it has one).
         p9 = ("## 9P servers: r9p against diod and QEMU\n\n"
-              "r9p (stage 23) against diod and QEMU's own 9p server, through v9fs mounts in one VM: "
+              "r9p (stage 29) against diod and QEMU's own 9p server, through v9fs mounts in one VM: "
               "`scripts/bench-9p-servers.sh`, run by `make bench`, writes its results here.\n\n" + P9 + "\n")
         if P9 in old:
             at = old.index(P9)
@@ -583,7 +583,7 @@ def write_page(page_dir, section):
                "own machine. All of it runs under QEMU's TCG emulation on a shared 2-core host, so compare "
                "the drivers and servers with each other, within one run, never with numbers measured "
                "elsewhere.\n\n"
-               "## NVMe: rnvme (stage 15) against the C driver\n\n"
+               "## NVMe: rnvme (stage 19) against the C driver\n\n"
                + section + "\n\n" + p9)
     with open(path, "w") as f:
         f.write(new)
@@ -629,7 +629,7 @@ def main():
     if a.page:
         section = page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, loads, code)
         path = write_page(a.page, section)
-        spec = {"title": "rnvme (stage 15) / C nvme driver, same controller, same VM",
+        spec = {"title": "rnvme (stage 19) / C nvme driver, same controller, same VM",
                 "xlabel": "rnvme/C: median over the rounds, whiskers min-max; 1 = as fast as C (log scale)",
                 "ref": 1.0, "reflabel": "as fast as C",
                 "rows": [{"label": label(wl), "median": r["ratio"], "min": r["ratio_min"], "max": r["ratio_max"]}

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Benchmark (not a test): stage 15's rnvme against the kernel's C nvme
+# Benchmark (not a test): stage 19's rnvme against the kernel's C nvme
 # driver, on the same QEMU NVMe controller, in one VM boot of the fast
 # kernel. The two drivers take turns (sysfs unbind/bind): each round runs
 # every workload once with each, the order swapped every round, so both
@@ -14,7 +14,7 @@
 # libaio, O_DIRECT, reads, SECONDS each): 4k random reads at QD1, at QD32
 # (one job), at QD32 with one job per vCPU, at QD32 submitted 16 at a
 # time, and 128k sequential reads at QD8; at QD32 and 128k also rnvme with
-# zero_copy=0 (stage 10's bounce buffers), if it has that parameter. Per
+# zero_copy=0 (stage 13's bounce buffers), if it has that parameter. Per
 # workload: IOPS (MB/s for 128k) of each driver, the median over the
 # rounds; the ratio rnvme/C, the median of the per-round ratios with their
 # min-max; and, to see why, CPU time per I/O (fio's usr+sys, and the whole
@@ -39,7 +39,7 @@ SECS=${2:-${BENCH_SECONDS:-5}}
 PAGE_DIR=${BENCH_PAGE:-$REPO/book/src}
 export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
-STAGE=15-zero-copy
+STAGE=19-zero-copy
 OUT="$REPO/build/bench"
 mkdir -p "$OUT"
 TREE=$REPO

@@ -341,7 +341,7 @@ def tree_root_of_its_stage(text, path, original):
 # after the NVMe track became one library: the 9P track's copies (11 vs 13,
 # 13 vs 15 vs 16, 15 vs 16: issue 25 splits those stages) and passthru.rs's
 # two views of one ioctl structure (the C layout, and the checked command).
-# 9 after stage 12 of the time was split into 11-13 (issue 25): the roots of
+# 9 after stage 16 of the time was split into 11-13 (issue 25): the roots of
 # 12 and 13 end alike (the driver data's last initialisers, the call to
 # `removal::unbind`, the lingering module's field), 13 being 12 plus zero
 # copy; what they share otherwise is in stage files or the driver's shape.
@@ -363,9 +363,9 @@ DRIVER_SHAPE = re.compile(
     # parameters' declarations (each stage declares its own).
     r"|kernel::(?:prelude::)?module(?:_pci_driver)?! \{|type: \w+,|name: \"\w+\",|authors: \[.*\],"
     r"|description: \".*\",|license: \"GPL\",|params: \{|\w+: u32 \{|default: \d+,"
-    # The NVMe driver's own shape, in every root from stage 07 on: its two
+    # The NVMe driver's own shape, in every root from stage 09 on: its two
     # promises stay in `probe` by design (the DMA mask and the handlers;
-    # chapter 93), after `map` and before `Controller::new`; the driver
+    # chapter 10), after `map` and before `Controller::new`; the driver
     # data's common fields, and their initialisers.
     r"|pin_init::pin_init_scope\(move \|\| \{|let \(bar, cap\) = map\(pdev\)\?;"
     r"|unsafe \{ pdev\.dma_set_mask_and_coherent\(DmaMask::new::<64>\(\)\)\? \};"

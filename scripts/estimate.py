@@ -26,7 +26,7 @@ rounded to the nearest 15 minutes (at least 15).
 
 Calibration: 200 words and 15 lines of code a minute, and 0.7 minutes per
 line written, are fitted to four reading walks a tester timed (issue 25:
-reading, writing and checking, no debugging): old stage 09 (now 09 and 10)
+reading, writing and checking, no debugging): old stage 12 (now 09 and 10)
 3 h 30, old 10 (now 11 to 15) 5 h 30 to 6 h, 9p-server (then 15, now
 20 to 22) 2 h 45 and 9p-hardening (then 16, now 23 to 25) 3 h. The fit is within
 15 % on each. The debugging allowance is a guess until timed learner runs

@@ -36,7 +36,7 @@ both modes (write mode still writes and exits 0).
 The files of a stage's module. The crate root is the `.rs` file named after
 MODULE in tests/NN-name/stage.env, or, when the Kbuild makes the module of
 several objects (`r9p-y := r9p_main.o cred_helpers.o`), the one of them with
-a `.rs` source; a stage without a MODULE (11, 19, 24: host-tested libraries) has
+a `.rs` source; a stage without a MODULE (06, 15, 25, 30: host-tested libraries) has
 one `.rs` file at its top that no other declares, its crate root. From the
 root, `mod x;` declarations (outside any braces, not in comments) are
 followed, with rustc's rules: `#[path = "..."]` is relative to the folder of
@@ -45,7 +45,7 @@ the declaring file when that file is the crate root or was itself reached by
 `#[path]`, `x.rs` (or `x/mod.rs`) is looked up in that same folder. The C
 files of the Kbuild's object list and the `*.c`/`*.h` files of the folder
 are the module's files too. A file is known by its module path as the stage
-sees it (`owned_queue.rs` for `#[path = ".../17-executor/queue.rs"] mod
+sees it (`owned_queue.rs` for `#[path = ".../21-executor/queue.rs"] mod
 owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 
 The previous stage MM ("the stage this one started from"), decided from the

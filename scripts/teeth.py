@@ -46,12 +46,12 @@ Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
 
-Stages tested on the host (VM=no in stage.env: 92, 11, 19, 24): each variant is
+Stages tested on the host (VM=no in stage.env: 06, 15, 25, 30): each variant is
 tested by tests/host's cargo tests (the stage's filter) in a copy of the repository's
 layout (build/teeth/host/ws/: tests/host and a solutions/ of links, the
 stage's folder the variant's), since host-test.sh only takes steps|solutions.
-The after-vm.sh checks (stage 09's prp host tests, stage 10's image stamp)
-are run for the solution only: stage 10's test writes every non-solution
+The after-vm.sh checks (stage 12's prp host tests, stage 13's image stamp)
+are run for the solution only: stage 13's test writes every non-solution
 tree's stamp at the same offset, and host-test.sh cannot take a variant
 tree; a variant that changes prp.rs gets the prp host tests (filter
 nvme_prp) in such a copy instead, counted as more checks.
@@ -612,19 +612,19 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stages 92, 11, 19 and 24 have no other
-# test; stage 09's after-vm.sh runs its prp tests (on the solution: see
+# that changes one of those files. Stages 06, 15, 25 and 30 have no other
+# test; stage 12's after-vm.sh runs its prp tests (on the solution: see
 # run_vm); the others are core-only files whose rules the host tests check
 # one by one (the VM test only samples them): 02's parameter checks, 04's
 # register fields.
 HOST_TESTS = {
-    "19-9p-protocol": ("p9", None),
+    "25-9p-protocol": ("p9", None),
     "02-params": ("params_", {"config.rs"}),
     "04-pci-probe": ("nvme_", {"cap.rs"}),
-    "92-nvme-rings": ("nvme_ring", None),
-    "09-prp-lists": ("nvme_prp", {"prp.rs"}),
-    "11-passthru-check": ("nvme_passthru", None),
-    "24-9p-passwd": ("r9p_", None),
+    "06-nvme-rings": ("nvme_ring", None),
+    "12-prp-lists": ("nvme_prp", {"prp.rs"}),
+    "15-passthru-check": ("nvme_passthru", None),
+    "30-9p-passwd": ("r9p_", None),
 }
 
 
@@ -837,7 +837,7 @@ def main():
                 log = os.path.join(LOGS, f"{stage}.vm.log")
                 if stage_env(stage, "TEETH_BOOTS") == "each":
                     # A variant that writes wrong data spoils the disk for
-                    # the trees after it (stage 10 checks a pattern the host
+                    # the trees after it (stage 13 checks a pattern the host
                     # put in the image before the boot): a boot per tree.
                     boots = run_vm(stage, ["solutions"], log)
                     for v in runnable:

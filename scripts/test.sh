@@ -196,7 +196,7 @@ run_vms() {
 	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
 	# controllers) boot alone, with kmemleak if they ask for it; stages
 	# with the same BOOT=NAME (the same devices, vCPUs and QMP: stages split
-	# from one, such as 12 to 15) boot together, as one boot of their own.
+	# from one, such as 16 to 19) boot together, as one boot of their own.
 	# A stage of its own is a group of one.
 	local groups=() g
 	declare -A group_of=()

@@ -1,4 +1,4 @@
-# Helpers of the last NVMe stages' tests (12 to 15: the nvme-cli nodes,
+# Helpers of the last NVMe stages' tests (16 to 19: the nvme-cli nodes,
 # timeouts, removal, zero copy), sourced after lib.sh, nvme-lib.sh and
 # qmp.sh. They share one boot (BOOT=nvme-production in their stage.env):
 # two controllers, rkw-d0 (QEMU's defaults) and rkw-slow (every I/O takes
@@ -8,8 +8,8 @@
 CPUS=$(nproc)
 # shellcheck disable=SC2034 # used by the tests that source this
 DRV=/sys/bus/pci/drivers/$MODULE
-# Where stage 12's ioctl and nvme-cli scripts are.
-PASSTHRU_TESTS=$(dirname "${BASH_SOURCE[0]}")/12-passthrough
+# Where stage 16's ioctl and nvme-cli scripts are.
+PASSTHRU_TESTS=$(dirname "${BASH_SOURCE[0]}")/16-passthrough
 
 # disk_of BDF: the disk rnvme made for BDF since the mark, once its node
 # exists (devtmpfs creates it shortly after, in a thread of its own).

@@ -67,7 +67,7 @@ bound_to_us() {
 	[ "$(basename "$(readlink "/sys/bus/pci/devices/$BDF/driver" 2>/dev/null)")" = "$MODULE" ]
 }
 
-# aer_cid_not_reused (stages 94 and 07): in QEMU's trace of admin commands
+# aer_cid_not_reused (stages 08 and 09): in QEMU's trace of admin commands
 # since the doorbell mark, no command after the AER used the AER's
 # identifier.
 aer_cid_not_reused() {
@@ -81,7 +81,7 @@ aer_cid_not_reused() {
 		END { if (aer == "") { print "no AER (opcode 0xc) in the trace"; exit 1 } if (bad) exit 1; print "ok: cid " aer " held by the AER, " n " admin commands traced" }'
 }
 
-# late_answers DEPTH HINT (stages 94 and 07): Asynchronous Event Requests
+# late_answers DEPTH HINT (stages 08 and 09): Asynchronous Event Requests
 # given no time to wait (late=): each is abandoned, then answered after an
 # event (a temperature threshold of 0 K). The late answers must free their
 # identifiers: more requests than the queue has (DEPTH) would run out of

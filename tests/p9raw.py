@@ -1,16 +1,16 @@
 #!/usr/bin/env python3
 """A small 9P2000.L client that speaks the raw protocol to the server of
-stages 20 to 22 and checks what a mount never sends.
+stages 26 to 28 and checks what a mount never sends.
 
-Usage: p9raw.py PORT session  (stage 20: msize, Tauth, fids reused, Tflush,
+Usage: p9raw.py PORT session  (stage 26: msize, Tauth, fids reused, Tflush,
                                unknown and write-like types, a truncated
                                message, a request larger than the first 8
                                KiB, after Tversion raised msize)
-       p9raw.py PORT walks  (stage 21: `..` at the root, names with a `/` or
+       p9raw.py PORT walks  (stage 27: `..` at the root, names with a `/` or
                              a NUL, a symlink opened or walked through, walks
                              from a file, a file read; the export must hold
                              the fixture of tests/p9-lib.sh)
-       p9raw.py PORT readdirs  (stage 22: a directory of 2000 entries listed
+       p9raw.py PORT readdirs  (stage 28: a directory of 2000 entries listed
                                 in small pieces, and a count too small)
        p9raw.py PORT oversized  (a frame whose size field is beyond msize,
                                  or below the 7-byte header: Rlerror EPROTO,
@@ -149,7 +149,7 @@ class Checks:
 
 
 def session():
-    """Stage 20: what a server of the export's root alone must answer."""
+    """Stage 26: what a server of the export's root alone must answer."""
     expect = Checks()
     c = Conn(int(sys.argv[1]))
     msize = c.version(1 << 24)
@@ -197,7 +197,7 @@ def session():
 
 
 def walks():
-    """Stage 21: walking, confined to the export (the fixture of
+    """Stage 27: walking, confined to the export (the fixture of
     tests/p9-lib.sh)."""
     expect = Checks()
     c = Conn(int(sys.argv[1]))
@@ -254,7 +254,7 @@ def walks():
 
 
 def readdirs():
-    """Stage 22: a directory of 2000 entries, read in small pieces and
+    """Stage 28: a directory of 2000 entries, read in small pieces and
     resumed, and a count too small for one entry."""
     expect = Checks()
     c = Conn(int(sys.argv[1]))

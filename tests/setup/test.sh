@@ -96,7 +96,7 @@ elif grep -q 'iproute2' <<<"$out"; then
 else
 	notok "host_check fails when ip is missing, and names iproute2" "$out"
 fi
-# mkfs.ext4 and e2fsck (stages 10, 14 and 22) are in e2fsprogs, which a minimal
+# mkfs.ext4 and e2fsck (stages 13, 18 and 28) are in e2fsprogs, which a minimal
 # Debian 13 lacks; they live in /usr/sbin (RKW_SBIN_DIRS empty: PATH alone).
 for c in ip mkfs.ext4; do
 	p=$(command -v "$c" || ls /usr/sbin/"$c" /sbin/"$c" 2>/dev/null | head -1) && ln -sf "$p" "$W/bin/$c"
@@ -114,12 +114,12 @@ fi
 # same name: scripts/test.sh counts its boots in BOOT, a stage.env setting
 # too, and a stage without BOOT= once joined a "group" named by the count
 # (its kmemleak checks then ran in a boot without kmemleak).
-out=$(as_setup 'BOOT=3; CPUS=9; echo "[$(stage_env 07-interrupts BOOT)][$(stage_env 13-timeouts BOOT)][$(stage_env 07-interrupts CPUS)]"' 2>&1)
+out=$(as_setup 'BOOT=3; CPUS=9; echo "[$(stage_env 09-interrupts BOOT)][$(stage_env 17-timeouts BOOT)][$(stage_env 09-interrupts CPUS)]"' 2>&1)
 if [ "$out" = "[][nvme-production][]" ]; then
 	ok "stage_env gives a stage's own settings, never the caller's variable of that name"
 else
 	notok "stage_env gives a stage's own settings, never the caller's variable of that name" \
-		"with BOOT=3 and CPUS=9 set, 07's BOOT, 13's BOOT and 07's CPUS: $out (expected [][nvme-production][])"
+		"with BOOT=3 and CPUS=9 set, 09's BOOT, 17's BOOT and 09's CPUS: $out (expected [][nvme-production][])"
 fi
 
 echo "$PASSED passed, $FAILED failed"

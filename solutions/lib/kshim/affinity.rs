@@ -13,7 +13,7 @@
 //! `alloc_irq_vectors` has no affinity argument, so the driver points each
 //! I/O queue's vector at its CPU itself.
 //!
-//! Part of the kernel shim (`kshim::affinity`), from stage 15 on. TODO:
+//! Part of the kernel shim (`kshim::affinity`), from stage 19 on. TODO:
 //! replace with managed vectors (`pci_alloc_irq_vectors_affinity` with
 //! `PCI_IRQ_AFFINITY`, and blk-mq's `blk_mq_map_hw_queues`) once the
 //! `kernel` crate offers them.

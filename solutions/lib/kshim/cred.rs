@@ -2,7 +2,7 @@
 
 //! The current task's capabilities.
 //!
-//! Part of the kernel shim (`kshim::cred`), from stage 12 on. TODO: replace
+//! Part of the kernel shim (`kshim::cred`), from stage 16 on. TODO: replace
 //! with the `kernel` crate's capability check once it has one (7.3 has
 //! `cred::Credential`, but no `capable()`).
 

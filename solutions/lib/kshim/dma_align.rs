@@ -13,7 +13,7 @@
 //! controller page's alignment in `nvme_probe` (`dma_set_min_align_mask(dev,
 //! NVME_CTRL_PAGE_SIZE - 1)`).
 //!
-//! Part of the kernel shim (`kshim::dma_align`), from stage 15 on. TODO:
+//! Part of the kernel shim (`kshim::dma_align`), from stage 19 on. TODO:
 //! replace with a `dma_set_min_align_mask` method beside `dma_set_mask` in
 //! the `kernel` crate's `dma::Device` once it has one (7.3 has not; the C
 //! function is inline, so bindgen cannot call it).

@@ -16,7 +16,7 @@
 //! which destroys that workqueue, waits for it: `rmmod` waits until the
 //! disk is unmounted.
 //!
-//! Part of the kernel shim (`kshim::lingering`), from stage 14 on. TODO:
+//! Part of the kernel shim (`kshim::lingering`), from stage 18 on. TODO:
 //! goes once 7.3's `GenDisk` sets its operations' owner (`THIS_MODULE`):
 //! then the block layer holds the module while the disk is open.
 

@@ -8,7 +8,7 @@
 //! the driver's, so the way from one to the other is `container_of!`: this
 //! file holds that unsafe, and the privacy that makes it sound.
 //!
-//! Part of the kernel shim (`kshim::misc_node`), from stage 12 on. TODO:
+//! Part of the kernel shim (`kshim::misc_node`), from stage 16 on. TODO:
 //! replace with the misc device's registration data (upstream proposals
 //! add `MiscDevice::RegistrationData`, handed to `open`), once the `kernel`
 //! crate has it.

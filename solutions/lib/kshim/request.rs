@@ -5,7 +5,7 @@
 //! hardware queue, copying its data to and from DMA memory, and ending it
 //! with an error. Every `unsafe` of the data path is in this file.
 //!
-//! Part of the kernel shim (`kshim::request`), from stage 10 on: it names
+//! Part of the kernel shim (`kshim::request`), from stage 13 on: it names
 //! only `kernel::`. TODO: each function goes when the `kernel` crate's
 //! `Request` has its accessor (upstream has none of them in 7.3; the C
 //! equivalents are `req_op`, `blk_rq_pos`, `blk_rq_bytes`, `rq_for_each_segment`
@@ -108,7 +108,7 @@ fn for_each_piece<T: Operations>(
 // ANCHOR: segments
 /// Calls `f` with each piece of the request's data in turn: its page, the
 /// offset in that page and a length, at most to the end of the page, in
-/// order. (Stage 15 maps these pages for the controller instead of copying
+/// order. (Stage 19 maps these pages for the controller instead of copying
 /// them.)
 pub(crate) fn for_each_page<T: Operations>(
     rq: &Request<T>,

@@ -2,7 +2,7 @@
 
 //! A disk the driver data may hold.
 //!
-//! Part of the kernel shim (`kshim::send_disk`), from stage 10 on. TODO:
+//! Part of the kernel shim (`kshim::send_disk`), from stage 13 on. TODO:
 //! goes once 7.3's `TagSet` is `Send` and `Sync` upstream: then `GenDisk`
 //! and `Arc<TagSet>` are `Send` by the kernel crate's own rule.
 

@@ -3,8 +3,8 @@
 //! DMA memory that one command at a time uses: its data, its PRP list and,
 //! if asked for, an SGL segment; and the claim that makes it one command's.
 //!
-//! Each tag of the disk owns one for the life of the disk (stage 10), and
-//! the nvme-cli nodes share one (stage 12). Two rules keep it right:
+//! Each tag of the disk owns one for the life of the disk (stage 13), and
+//! the nvme-cli nodes share one (stage 16). Two rules keep it right:
 //!
 //! - One command at a time: two commands with one buffer would mix their
 //!   data. Only the holder of the one [`Claim`] reaches the memory, and a
@@ -18,7 +18,7 @@
 //!   `dma_read!`-style accessors are. So a wrong claim is a wrong answer,
 //!   never undefined behaviour, and [`Claim::view`] needs no `unsafe`.
 //!
-//! Part of the NVMe library (`nvme::cmd_buffer`), from stage 09 on.
+//! Part of the NVMe library (`nvme::cmd_buffer`), from stage 12 on.
 //!
 //! TODO: a tag's buffer belongs in its request's PDU (C: the tag set's
 //! `cmd_size`, set up by `init_request`), so that the request would be the

@@ -24,7 +24,7 @@ pub(crate) struct Command {
     /// Command-specific dwords 10 to 15.
     pub(crate) cdw: [u32; 6],
     /// PSDT 01b (CDW0 bits 15:14): PRP1 and PRP2 hold an SGL descriptor
-    /// instead of PRP entries (stage 15's zero copy, on controllers that
+    /// instead of PRP entries (stage 19's zero copy, on controllers that
     /// take SGLs).
     pub(crate) sgl: bool,
 }

@@ -5,7 +5,7 @@
 //! start it, bring it up (Identify, and what a stage's test asks for), ask
 //! it about a namespace, stop it.
 //!
-//! Part of the NVMe library (`nvme::ctrl`), from stage 94 on. What a
+//! Part of the NVMe library (`nvme::ctrl`), from stage 08 on. What a
 //! stage's test asks bring-up to do comes in as [`BringUpTests`] (the
 //! stage's module parameters), so that this file names nothing of the
 //! stage that includes it.
@@ -112,7 +112,7 @@ fn identify_again(
 
 // ANCHOR: controller
 /// A controller: its registers, shared by every queue, and its admin queue
-/// pair, shared with the admin queue's interrupt handler (from stage 07
+/// pair, shared with the admin queue's interrupt handler (from stage 09
 /// on).
 ///
 /// Dropping it drops the driver's reference to the admin queue pair; the
@@ -122,7 +122,7 @@ pub(crate) struct Controller {
     regs: Arc<Registers>,
     admin: Arc<AdminQueue>,
     cap: Cap,
-    /// Brought up without interrupts (stage 94): the completions are
+    /// Brought up without interrupts (stage 08): the completions are
     /// reaped by polling, and the log lines that count them say so.
     polled: AtomicFlag,
 }
@@ -205,7 +205,7 @@ impl Controller {
 
     // ANCHOR: bring_up
     /// Once started: says which interrupts the device got (none: the
-    /// completions are polled, as in stage 94), asks the controller who it
+    /// completions are polled, as in stage 08), asks the controller who it
     /// is, and runs what the test asked for.
     pub(crate) fn bring_up(
         &self,
@@ -278,7 +278,7 @@ impl Controller {
     // ANCHOR: stop
     /// Disables the controller (unbind): afterwards it touches no queue
     /// memory, so the queues may be freed. A command still waiting on the
-    /// admin queue (a file open on a node, stage 12) is refused.
+    /// admin queue (a file open on a node, stage 16) is refused.
     pub(crate) fn stop(&self, pdev: &pci::Device<Core<'_>>) {
         match self
             .bar(pdev)

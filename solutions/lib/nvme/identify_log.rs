@@ -3,7 +3,7 @@
 //! What Identify said, in the kernel log: the lines the tests compare with
 //! what nvme-cli and QEMU say.
 //!
-//! Part of the NVMe library (`nvme::identify_log`), from stage 06 on.
+//! Part of the NVMe library (`nvme::identify_log`), from stage 07 on.
 
 use kernel::{
     pci,

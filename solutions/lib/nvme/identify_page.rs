@@ -4,8 +4,8 @@
 //! the controller wrote there: copied out with the kernel's I/O accessors
 //! (`Io::copy_to_slice`), so no `unsafe` is needed.
 //!
-//! Part of the NVMe library (`nvme::identify_page`), from stage 07 on.
-//! (Stage 06's polled queue reads its page in `rnvme.rs`, with the
+//! Part of the NVMe library (`nvme::identify_page`), from stage 09 on.
+//! (Stage 07's polled queue reads its page in `rnvme.rs`, with the
 //! reasoning spelled out where the learner meets it.)
 
 use kernel::{

@@ -10,7 +10,7 @@
 //! driver holds one `Interrupts`, and its one `unsafe` for interrupts is the
 //! promise that it drops it (`Interrupts::new`).
 //!
-//! Part of the NVMe library (`nvme::interrupts`), from stage 07 on.
+//! Part of the NVMe library (`nvme::interrupts`), from stage 09 on.
 //!
 //! TODO: replace with the upstream owner of vectors and handlers together
 //! (a devres-managed `pci::Device::request_irq` over allocated vectors)

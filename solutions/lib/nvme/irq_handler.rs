@@ -2,7 +2,7 @@
 
 //! A queue's interrupt handler (the admin queue's, or an I/O queue's).
 //!
-//! Part of the NVMe library (`nvme::irq_handler`), from stage 07 on.
+//! Part of the NVMe library (`nvme::irq_handler`), from stage 09 on.
 
 use kernel::{
     irq::{
@@ -30,7 +30,7 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // shared INTx line for other devices): "not ours" when there was
         // nothing to reap lets the kernel tell a stuck line.
         let reaped = self.0.reap();
-        // The block requests among them (stage 10), each finished with the
+        // The block requests among them (stage 13), each finished with the
         // queue's lock released: finishing one may submit its next piece.
         while let Some((cqe, request)) = self.0.take_finished() {
             request.finish(&self.0, cqe);

@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! For the tests of stages 94 and 07: abandoned commands whose answers come
+//! For the tests of stages 08 and 09: abandoned commands whose answers come
 //! late (`late=N`).
 //!
-//! Part of the NVMe library (`nvme::late_answers`), in stages 94 and 07
+//! Part of the NVMe library (`nvme::late_answers`), in stages 08 and 09
 //! only.
 
 use kernel::{
@@ -87,7 +87,7 @@ fn abandon_and_answer(
         }
         admin.submit(dev, &set(feature::TEMPERATURE_THRESHOLD, 0), ADMIN_TIMEOUT)?;
         // Both answers: the Set Features and the abandoned request's. Reaped
-        // here too: in stage 94 no handler reaps an answer nobody waits for.
+        // here too: in stage 08 no handler reaps an answer nobody waits for.
         read_poll_timeout(
             || {
                 admin.reap();

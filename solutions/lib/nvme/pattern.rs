@@ -5,7 +5,7 @@
 //! something known to compare with: 512-byte block `b` holds
 //! "rkw-lba-%08d" (`b`), 32 times.
 //!
-//! Part of the NVMe library (`nvme::pattern`), from stage 08 on. `core`
+//! Part of the NVMe library (`nvme::pattern`), from stage 11 on. `core`
 //! only.
 
 /// Bytes of a pattern block.

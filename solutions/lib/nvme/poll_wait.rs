@@ -1,11 +1,11 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 94's wait for a completion, given: no interrupt handler reaps yet,
-//! so the submitter reaps itself (`reap_locked`, stage 94's exercise), and
-//! between two looks sleeps a jiffy with the lock released. Stage 07
+//! Stage 08's wait for a completion, given: no interrupt handler reaps yet,
+//! so the submitter reaps itself (`reap_locked`, stage 08's exercise), and
+//! between two looks sleeps a jiffy with the lock released. Stage 09
 //! replaces it with a wait that sleeps until the handler wakes it.
 //!
-//! Part of the NVMe library (`nvme::poll_wait`), in stage 94 only.
+//! Part of the NVMe library (`nvme::poll_wait`), in stage 08 only.
 
 use kernel::{
     prelude::*,

@@ -6,16 +6,16 @@
 //! handler reaps the completions, hands each to its submitter and wakes
 //! them.
 //!
-//! Part of the NVMe library (`nvme::queue`), from stage 94 on, where the
-//! admin queue is the only one and is still polled; from stage 08 on every
-//! queue pair shares the registers (`Registers`) with the others. Stage 94
+//! Part of the NVMe library (`nvme::queue`), from stage 08 on, where the
+//! admin queue is the only one and is still polled; from stage 11 on every
+//! queue pair shares the registers (`Registers`) with the others. Stage 08
 //! writes the loop that reaps (`reap_locked`, in `reap.rs`), which its given
-//! polled wait calls (`poll_wait.rs`); stage 07 writes the wait that sleeps
+//! polled wait calls (`poll_wait.rs`); stage 09 writes the wait that sleeps
 //! until the interrupt handler has reaped (`wait_for`, in `wait.rs`), and
 //! the handler calls [`QueuePair::reap`], below.
 //!
 //! A queue also carries commands nobody sleeps on: a block request's
-//! (stage 10). What such a command carries is the queue's parameter `P`
+//! (stage 13). What such a command carries is the queue's parameter `P`
 //! ([`Pending`]): the admin queue carries none ([`NoRequests`]), the disk's
 //! I/O queues carry its in-flight requests. `issue` submits one with its
 //! tag as identifier, and the handler takes each finished one
@@ -23,7 +23,7 @@
 //! the lock. The queue knows nothing else of them: no two of the library's
 //! files and the disk import each other.
 //!
-//! A command the controller never answers must not hang anyone (stage 13).
+//! A command the controller never answers must not hang anyone (stage 17).
 //! Each request's slot remembers when it was issued, so a watchdog can find
 //! the oldest (`oldest_request`); and when the controller is given up (a
 //! timeout it would not abort, or the device is gone), `cancel_next` hands
@@ -88,7 +88,7 @@ pub(crate) trait Pending: Sized + Send + 'static {
 }
 
 /// The parameter of a queue that carries no requests (the admin queue, and
-/// stage 08's I/O queues): there is no value of this type, so `issue`
+/// stage 11's I/O queues): there is no value of this type, so `issue`
 /// cannot be called on such a queue.
 pub(crate) enum NoRequests {}
 
@@ -140,7 +140,7 @@ pub(super) struct Rings<P> {
     /// Where the search for a free identifier starts: identifiers go round,
     /// as a hint for the reader of a trace.
     next_cid: u16,
-    /// Completions reaped, in all: by the interrupt handler, or (stage 94)
+    /// Completions reaped, in all: by the interrupt handler, or (stage 08)
     /// by the submitters' polling.
     pub(super) reaped: u64,
     /// The identifiers whose slot is `Finished`, one bit each.
@@ -247,7 +247,7 @@ pub(crate) struct QueuePair<P: Pending> {
     #[pin]
     pub(super) rings: SpinLockIrq<Rings<P>>,
     /// Submitters sleep on it; the handler wakes them all after it reaped
-    /// (stage 07). Stage 94's polling submitters sleep on it one jiffy at a
+    /// (stage 09). Stage 08's polling submitters sleep on it one jiffy at a
     /// time, and nobody wakes them.
     #[pin]
     pub(super) completed: CondVar,
@@ -336,9 +336,9 @@ impl<P: Pending> QueuePair<P> {
     }
 
     // ANCHOR: reap
-    /// Reaps every new completion (`reap_locked`, stage 94's exercise) and
+    /// Reaps every new completion (`reap_locked`, stage 08's exercise) and
     /// wakes the submitters if there were any. Called by the interrupt
-    /// handler (stage 07), and by whoever polls for an answer nobody waits
+    /// handler (stage 09), and by whoever polls for an answer nobody waits
     /// for. Returns how many there were: 0 tells the kernel the interrupt
     /// was not ours.
     pub(crate) fn reap(&self) -> u32 {
@@ -449,7 +449,7 @@ impl<P: Pending> QueuePair<P> {
 
     /// [`QueuePair::issue`], but with `ring` false the doorbell is not
     /// rung: more commands follow, and the last one (or
-    /// [`QueuePair::commit`]) rings once for all (stage 15).
+    /// [`QueuePair::commit`]) rings once for all (stage 19).
     pub(crate) fn issue_batched(
         &self,
         tag: u16,

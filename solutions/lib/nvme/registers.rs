@@ -3,7 +3,7 @@
 //! The controller's registers, shared by every queue: each rings its own
 //! doorbells, from process context and from its interrupt handler.
 //!
-//! Part of the NVMe library (`nvme::registers`), from stage 07 on.
+//! Part of the NVMe library (`nvme::registers`), from stage 09 on.
 
 use kernel::{
     device::{

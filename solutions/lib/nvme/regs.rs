@@ -136,7 +136,7 @@ pub(crate) fn log_admin_queues(pdev: &pci::Device, depth: u16, asq: u64, acq: u6
 }
 
 /// Logs VS once more as the driver data is dropped, right after `unbind`:
-/// the mapping is still valid then (stages 04 to 06 hold the BAR itself).
+/// the mapping is still valid then (stages 04 to 07 hold the BAR itself).
 pub(crate) fn log_released(pdev: &pci::Device, bar: &Bar0<'_>) {
     dev_info!(pdev, "released (VS {:#010x})\n", bar.read(VS).into_raw());
 }

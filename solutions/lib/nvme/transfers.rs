@@ -11,8 +11,8 @@
 //! pattern and read back. A wrong PRP entry shows as a wrong block, or as
 //! an error QEMU's NVMe model logs (its trace: the test reads it).
 //!
-//! Part of the NVMe library (`nvme::transfers`), for stage 09, whose new
-//! idea it is: it lives here, not beside stage 09's answer (`prp.rs`),
+//! Part of the NVMe library (`nvme::transfers`), for stage 12, whose new
+//! idea it is: it lives here, not beside stage 12's answer (`prp.rs`),
 //! so that the skeleton can include it from where the solution does.
 
 use kernel::{
@@ -108,7 +108,7 @@ fn lengths(max: usize) -> impl Iterator<Item = usize> {
 }
 
 // ANCHOR: check
-/// The transfers of stage 09, on I/O queue `queue`: see the module
+/// The transfers of stage 12, on I/O queue `queue`: see the module
 /// documentation. Logs what was proven; on an error, says which transfer
 /// failed, and stops the controller before the buffer is freed (a command
 /// that timed out may still be carried out into it); the probe fails.

@@ -24,7 +24,7 @@ fn main() {
         }
         file.display().to_string()
     };
-    let p9 = stage_file("19-9p-protocol/p9.rs");
+    let p9 = stage_file("25-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
     // The NVMe library (`nvme::*`): each file as the first stage that lists
     // it in its `nvme.rs` has it. That is the stage whose exercise the file
@@ -33,8 +33,8 @@ fn main() {
     let nvme_views: Vec<String> = [
         "04-pci-probe",
         "05-nvme-reset",
-        "06-admin-queue",
-        "09-prp-lists",
+        "07-admin-queue",
+        "12-prp-lists",
     ]
     .iter()
     .map(|s| stage_file(&format!("{s}/nvme.rs")))
@@ -56,22 +56,22 @@ fn main() {
         .iter()
         .map(|m| (*m, nvme_file(m)))
         .collect();
-    // Stage 92's `ring.rs`, this tree's (the stage has no module root: the
+    // Stage 06's `ring.rs`, this tree's (the stage has no module root: the
     // stages after it include the solution's).
-    let nvme_ring = stage_file("92-nvme-rings/ring.rs");
+    let nvme_ring = stage_file("06-nvme-rings/ring.rs");
     println!("cargo:rerun-if-changed={nvme_ring}");
     nvme_mods.push(("ring", nvme_ring.clone()));
-    let exec_root = stage_file("17-executor/rexec.rs");
+    let exec_root = stage_file("21-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
-    // Stage 11's `passthru.rs`, this tree's (the stage has no module root).
-    let nvme_passthru = stage_file("11-passthru-check/passthru.rs");
+    // Stage 15's `passthru.rs`, this tree's (the stage has no module root).
+    let nvme_passthru = stage_file("15-passthru-check/passthru.rs");
     println!("cargo:rerun-if-changed={nvme_passthru}");
-    // Stage 24's passwd file, this tree's (the stage has no module root),
-    // and the given group file stage 25's module root includes beside it.
-    let r9p_passwd = stage_file("24-9p-passwd/passwd.rs");
+    // Stage 30's passwd file, this tree's (the stage has no module root),
+    // and the given group file stage 31's module root includes beside it.
+    let r9p_passwd = stage_file("30-9p-passwd/passwd.rs");
     println!("cargo:rerun-if-changed={r9p_passwd}");
-    let r9p_root = stage_file("25-9p-users/r9p_main.rs");
+    let r9p_root = stage_file("31-9p-users/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
     let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
@@ -103,21 +103,21 @@ fn main() {
          #[path = {params_config:?}]\n\
          pub mod params_config;\n\
          {nvme}\
-         /// Stage 04's CAP decoding (and the doorbell offsets stage 06 uses).\n\
+         /// Stage 04's CAP decoding (and the doorbell offsets stage 07 uses).\n\
          pub use nvme::cap as nvme_spec;\n\
-         /// The same file, as stage 06 and later use it.\n\
+         /// The same file, as stage 07 and later use it.\n\
          pub use nvme::cap as nvme_admin_spec;\n\
          /// Commands, completions and every opcode.\n\
          pub use nvme::command as nvme_command;\n\
-         /// Stage 92: SQ/CQ ring indices and phase.\n\
+         /// Stage 06: SQ/CQ ring indices and phase.\n\
          pub use nvme::ring as nvme_ring;\n\
          /// Identify data.\n\
          pub use nvme::identify as nvme_identify;\n\
-         /// Stage 10: PRP entries and lists.\n\
+         /// Stage 13: PRP entries and lists.\n\
          pub use nvme::prp as nvme_prp;\n\
          /// Read, Write, Flush, transfer pieces and I/O errors.\n\
          pub use nvme::io_command as nvme_io_command;\n\
-         /// Stage 11: the passthrough ioctls' layouts, numbers and checks,\n\
+         /// Stage 15: the passthrough ioctls' layouts, numbers and checks,\n\
          /// `{passthru_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_passthru:?}]\n\
@@ -126,21 +126,21 @@ fn main() {
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
          /// The file `nvme::ring` is (for the lints on it).\n\
          pub const NVME_RING_FILE: &str = {nvme_ring:?};\n\
-         /// Stage 17: a task's atomic state machine, `{task_state_rel}`.\n\
+         /// Stage 21: a task's atomic state machine, `{task_state_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
-         /// Stage 24: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         /// Stage 30: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_passwd:?}]\n\
          pub mod r9p_passwd;\n\
-         /// Stage 24's `crate::passwd`.\n\
+         /// Stage 30's `crate::passwd`.\n\
          pub use r9p_passwd as passwd;\n\
-         /// Stage 24: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
+         /// Stage 30: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\
-         /// Stage 19: the 9P2000.L codec, `{tree}/19-9p-protocol/p9.rs`.\n\
+         /// Stage 25: the 9P2000.L codec, `{tree}/25-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\
          pub mod p9;\n",

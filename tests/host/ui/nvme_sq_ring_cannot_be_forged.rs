@@ -7,7 +7,7 @@
 // guarding.)
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/92-nvme-rings/ring.rs"]
+#[path = "../../../solutions/06-nvme-rings/ring.rs"]
 mod ring;
 
 fn main() {

@@ -1,9 +1,9 @@
 //! Host-side tests of the workshop stages' shared, `core`-only code: stage
 //! 02's parameter checks (`params_*`), the NVMe library's CAP decoding,
-//! commands, rings and Identify data, and stage 09's PRP lists and I/O
-//! commands (`nvme_*`; stage 09's `nvme_prp_*` and `nvme_io_*`), stage 11's
-//! passthrough ioctls (`nvme_passthru_*`), stage 17's task state machine
-//! (`exec_*`), stage 19's 9P codec (`p9_*`), and stage 24's passwd and
+//! commands, rings and Identify data, and stage 12's PRP lists and I/O
+//! commands (`nvme_*`; stage 12's `nvme_prp_*` and `nvme_io_*`), stage 15's
+//! passthrough ioctls (`nvme_passthru_*`), stage 21's task state machine
+//! (`exec_*`), stage 25's 9P codec (`p9_*`), and stage 30's passwd and
 //! group files (`r9p_*`).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
@@ -19,7 +19,7 @@
 //! for its modules. A skeleton's exercise file stands in for the solution's
 //! with `RKW_TREE=steps` (stage 04's `cap.rs`, 09's `prp.rs`).
 //!
-//! Stage 92's `nvme::ring` and stage 11's `nvme_passthru` are, likewise,
+//! Stage 06's `nvme::ring` and stage 15's `nvme_passthru` are, likewise,
 //! this tree's `ring.rs` and `passthru.rs` (the stages have no module root;
 //! the stages after them include the solution's).
 

@@ -1,4 +1,4 @@
-//! Stage 06: commands, completions and doorbells against the NVMe 1.4
+//! Stage 07: commands, completions and doorbells against the NVMe 1.4
 //! specification, with every expected value worked out by hand in the test
 //! (never produced by the code under test).
 //!
@@ -346,12 +346,12 @@ fn nvme_doorbells_at_compile_time() {
     assert_eq!(CQ3, 0x1070);
 }
 
-// ---- CAP as stage 06 and later use it ------------------------------------------------
+// ---- CAP as stage 07 and later use it ------------------------------------------------
 
 #[test]
 fn nvme_admin_spec_decodes_qemu_cap() {
     // QEMU 7.2's CAP (see nvme_vectors.rs for the value assembled bit by
-    // bit), with the doorbell stride stage 06 uses.
+    // bit), with the doorbell stride stage 07 uses.
     let cap = Cap::from_raw(0x0040_1820_0f01_07ff);
     assert_eq!(
         (cap.mqes, cap.cqr, cap.to, cap.dstrd, cap.css, cap.mpsmin, cap.mpsmax),

@@ -1,4 +1,4 @@
-//! Stage 06: `IdCtrl::parse` and `IdNs::parse` on Identify pages built by
+//! Stage 07: `IdCtrl::parse` and `IdNs::parse` on Identify pages built by
 //! hand, byte by byte, from the NVMe 1.4 data structures (section 5.15,
 //! figures 247 and 249):
 //!

@@ -1,4 +1,4 @@
-//! Stage 09: `io_command.rs`'s Read, Write and Flush commands, transfer
+//! Stage 12: `io_command.rs`'s Read, Write and Flush commands, transfer
 //! pieces and I/O error mapping, against the NVMe 1.4 specification, with
 //! every expected value built by the test (never by the code under test).
 //!

@@ -1,4 +1,4 @@
-//! Stage 11: `passthru.rs`, the NVMe passthrough ioctls nvme-cli uses, against
+//! Stage 15: `passthru.rs`, the NVMe passthrough ioctls nvme-cli uses, against
 //! `include/uapi/linux/nvme_ioctl.h`, `include/uapi/asm-generic/ioctl.h` and
 //! the NVMe 1.4 specification, with every expected value built by the test
 //! (never by the code under test).
@@ -1085,7 +1085,7 @@ fn nvme_passthru_check_io_commands() {
 
 /// Most features have no data structure: their value is in CDW11 (Set) or
 /// the completion's DW0 (Get), and nvme-cli sends them with `data_len` 0
-/// (`nvme get-feature -f 7`, `nvme set-feature -f 6 -v 1`; stage 12's
+/// (`nvme get-feature -f 7`, `nvme set-feature -f 6 -v 1`; stage 16's
 /// `ioctls.py` and `nvme_cli.py` do). Nothing moves, so they must pass.
 #[test]
 fn nvme_passthru_check_features_without_data() {

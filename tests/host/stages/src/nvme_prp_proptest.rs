@@ -1,4 +1,4 @@
-//! Stage 09: `prp::describe` and `prp::list_entries_for` against a model
+//! Stage 12: `prp::describe` and `prp::list_entries_for` against a model
 //! of how a controller reads PRPs, for any buffer, length and page size,
 //! plus a few vectors worked out by hand.
 //!
@@ -317,7 +317,7 @@ proptest! {
     /// A transfer of up to `max` bytes split into pieces of at most `max`
     /// (the controller's MDTS, whole pages), each piece described with a
     /// list of `list_entries_for(max, page)` slots: the pieces' walks
-    /// together cover the transfer. This is how stage 10 sizes a tag's list.
+    /// together cover the transfer. This is how stage 13 sizes a tag's list.
     #[test]
     fn nvme_prp_split_at_mdts(
         (addr, len, page, list_addr) in transfer(4 * MIB),

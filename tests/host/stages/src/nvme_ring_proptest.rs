@@ -1,4 +1,4 @@
-//! Stage 92: `SqRing` and `CqRing` driven against a model of the
+//! Stage 06: `SqRing` and `CqRing` driven against a model of the
 //! controller, for any depth and any interleaving of what the driver and
 //! the controller do.
 //!
@@ -36,7 +36,7 @@
 //! - the completion queue never overflows.
 //!
 //! And the file itself: `core` only, no `unsafe`, clean under the kernel's
-//! rustc and clippy lints (stage 92 has no module to compile it).
+//! rustc and clippy lints (stage 06 has no module to compile it).
 
 use std::collections::VecDeque;
 use std::path::Path;
@@ -391,9 +391,9 @@ fn nvme_cq_ring_phase_flips_on_each_wrap() {
 }
 
 // ---- the file: core only, no unsafe, the kernel's rustc and clippy lints -------------
-// Stage 92 has no module: stage 06 and later compile the solution's ring.rs
+// Stage 06 has no module: stage 07 and later compile the solution's ring.rs
 // in the kernel, never the learner's. These hold the learner's to the same
-// rules, as stage 11's tests do for passthru.rs.
+// rules, as stage 15's tests do for passthru.rs.
 
 fn ring_file() -> &'static Path {
     Path::new(crate::NVME_RING_FILE)
@@ -404,7 +404,7 @@ fn nvme_ring_uses_core_only_and_no_unsafe() {
     crate::p9_kernel_lints::assert_core_only_and_no_unsafe(ring_file());
 }
 
-/// A `no_std` crate that includes `ring.rs` the way stage 06's `nvme.rs` does.
+/// A `no_std` crate that includes `ring.rs` the way stage 07's `nvme.rs` does.
 fn lint_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
     let body = format!(
         "#[allow(dead_code)] // the driver uses the rings, not this crate\n\

@@ -3,7 +3,7 @@
 //! error in its `.stderr`. Re-bless after a deliberate change with
 //! `TRYBUILD=overwrite`.
 
-/// Stage 92's lessons, `nvme_sq_ring_*.rs`: its test runs them
+/// Stage 06's lessons, `nvme_sq_ring_*.rs`: its test runs them
 /// (`--filter nvme_ring`).
 #[test]
 fn nvme_ring_ui() {
@@ -11,7 +11,7 @@ fn nvme_ring_ui() {
     cases.compile_fail(concat!(env!("CARGO_MANIFEST_DIR"), "/../ui/nvme_sq_ring_*.rs"));
 }
 
-/// Every other `nvme_*.rs` lesson (stages 04, 06, ...).
+/// Every other `nvme_*.rs` lesson (stages 04, 07, ...).
 #[test]
 fn nvme_ui() {
     let ui = concat!(env!("CARGO_MANIFEST_DIR"), "/../ui");

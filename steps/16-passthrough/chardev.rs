@@ -1,0 +1,296 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The character devices nvme-cli talks to: `/dev/rnvmeX` for the
+//! controller and `/dev/rngXn1` for its namespace (the C driver's
+//! `/dev/nvmeX` and `/dev/ngXn1`). Both answer the passthrough ioctls: a
+//! command from user space, checked (`passthru::check`), its data copied
+//! through a buffer of the driver's, sent to the admin queue or to I/O
+//! queue 1, and its status and result handed back.
+//!
+//! The 7.3 `GenDisk` has no ioctl operation, so `/dev/rnvmeXn1` itself
+//! answers none: nvme-cli uses the namespace node instead.
+
+use kernel::{
+    device::{
+        Bound,
+        Core,
+        Device, //
+    },
+    new_mutex,
+    pci,
+    prelude::*,
+    sync::{
+        aref::ARef,
+        Arc,
+        ArcBorrow,
+        Mutex, //
+    },
+    time::Delta,
+    uaccess::{
+        UserPtr,
+        UserSlice, //
+    }, //
+};
+
+use crate::{
+    kshim::{
+        cred,
+        misc_node::{
+            Node,
+            NodeOps, //
+        }, //
+    },
+    nvme::{
+        cmd_buffer::CmdBuffer,
+        command::{
+            Command,
+            Status, //
+        },
+        controller::PAGE_SHIFT,
+        ctrl::Controller,
+        prp::{
+            self,
+            Prps, //
+        },
+        queue::{
+            AdminQueue,
+            Pending,
+            QueuePair,
+            ADMIN_TIMEOUT, //
+        },
+    },
+    passthru::{
+        self,
+        Direction,
+        Refused,
+        Target,
+        NVME_IOCTL_ID, //
+    },
+};
+
+/// The namespace the nodes show.
+const NSID: u32 = 1;
+/// The memory page size the driver uses (CC.MPS).
+const PAGE: u32 = 1 << PAGE_SHIFT;
+/// The most data one passthrough command may carry.
+const BUFFER_SIZE: usize = 128 * 1024;
+/// The longest timeout user space may ask for.
+const MAX_TIMEOUT_MS: u32 = 60_000;
+
+/// Node names for controllers 0 to 7 (a misc device's name is `'static`).
+const CTRL_NAMES: [&CStr; 8] = [
+    c"rnvme0", c"rnvme1", c"rnvme2", c"rnvme3", c"rnvme4", c"rnvme5", c"rnvme6", c"rnvme7",
+];
+const NS_NAMES: [&CStr; 8] = [
+    c"rng0n1", c"rng1n1", c"rng2n1", c"rng3n1", c"rng4n1", c"rng5n1", c"rng6n1", c"rng7n1",
+];
+
+// ANCHOR: passthrough
+/// What an open node needs: the queues, the buffer, the block size. Shared
+/// by the nodes and every open file, so it outlives an unbind while a file
+/// is open (then the queues are dead and every ioctl fails).
+#[pin_data]
+pub(crate) struct Passthrough<P: Pending> {
+    dev: ARef<Device>,
+    admin: Arc<AdminQueue>,
+    io: Arc<QueuePair<P>>,
+    block_size: u32,
+    /// The DMA memory passthrough data goes through, with a PRP list that
+    /// describes all of it ...
+    buffer: Arc<CmdBuffer>,
+    /// ... which a command's PRP fields point to.
+    prps: Prps,
+    /// The data on its way between user space and `buffer` (user copies
+    /// need a Rust slice; DMA memory is reached only by copies). Held while
+    /// a command runs: one at a time, the others wait.
+    #[pin]
+    staging: Mutex<KVVec<u8>>,
+}
+// ANCHOR_END: passthrough
+
+impl<P: Pending> Passthrough<P> {
+    /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1
+    /// (`io`, whose commands carry `P` for the disk).
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        ctrl: &Controller,
+        io: &Arc<QueuePair<P>>,
+    ) -> Result<Arc<Passthrough<P>>> {
+        let block_size = ctrl
+            .identify_namespace(pdev, NSID)?
+            .block_size()
+            .ok_or(EIO)?;
+        let dev: &Device<Bound> = pdev.as_ref();
+        let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
+        let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
+        // Describe the whole buffer, once: whatever a command transfers
+        // stays inside it.
+        let mut claim = buffer.claim().ok_or(EBUSY)?;
+        let mut view = claim.view();
+        let mut list = KVec::from_elem(0u64, entries, GFP_KERNEL)?;
+        let prps = prp::describe(
+            view.data_address(),
+            BUFFER_SIZE as u32,
+            PAGE,
+            &mut list,
+            view.prp_list_address(),
+        )
+        .map_err(|_| EINVAL)?;
+        view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
+        drop(claim);
+        Arc::pin_init(
+            try_pin_init!(Passthrough {
+                dev: ARef::from(&**dev),
+                admin: ctrl.admin().clone(),
+                io: io.clone(),
+                block_size,
+                buffer,
+                prps,
+                staging <- new_mutex!(KVVec::from_elem(0, BUFFER_SIZE, GFP_KERNEL)?, "rnvme_passthru"),
+            }),
+            GFP_KERNEL,
+        )
+    }
+
+    // ANCHOR: ioctl
+    /// One ioctl on a node (`ns` for the namespace node).
+    fn ioctl(&self, cmd: u32, arg: usize, ns: bool) -> Result<isize> {
+        if cmd == NVME_IOCTL_ID {
+            // Which namespace this is: only a namespace node knows.
+            return if ns { Ok(NSID as isize) } else { Err(ENOTTY) };
+        }
+        let Some((target, layout)) = passthru::decode(cmd) else {
+            return Err(ENOTTY);
+        };
+        if !cred::sys_admin() {
+            return Err(EACCES);
+        }
+        let mut raw = [0u8; 80];
+        let raw = raw.get_mut(..layout.size()).ok_or(EINVAL)?;
+        UserSlice::new(UserPtr::from_addr(arg), raw.len())
+            .reader()
+            .read_slice(raw)?;
+        let c = passthru::parse(raw).ok_or(EINVAL)?;
+        // The controller has one namespace, and an I/O command for another
+        // is a mistake (the C driver says the same).
+        if target == Target::Io && c.nsid != NSID {
+            return Err(EINVAL);
+        }
+        let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(
+            |r| match r {
+                Refused::Invalid => EINVAL,
+                Refused::DriverOwned => EPERM,
+            },
+        )?;
+        let (status, result) = self.run(&c, target, direction)?;
+        // The result goes back into the caller's structure.
+        let (at, size) = layout.result_field();
+        let bytes = u64::from(result).to_ne_bytes();
+        UserSlice::new(UserPtr::from_addr(arg.checked_add(at).ok_or(EFAULT)?), size)
+            .writer()
+            .write_slice(bytes.get(..size).ok_or(EINVAL)?)?;
+        // A failed command: its status, positive, as the C driver returns it.
+        Ok(isize::try_from(status)?)
+    }
+    // ANCHOR_END: ioctl
+
+    // ANCHOR: run
+    /// Copies the data in, sends the command, waits, copies the data out;
+    /// returns the completion's status (0: success) and result.
+    fn run(
+        &self,
+        c: &passthru::Passthru,
+        target: Target,
+        direction: Direction,
+    ) -> Result<(u16, u32)> {
+        // TODO (exercise 1): one command at a time: lock `staging` (the
+        // data's way between user space and the DMA buffer), then claim the
+        // buffer (`CmdBuffer::claim`; EBUSY if it cannot be: a command that
+        // used it timed out). Copy a Write's data in from `c.addr` (into
+        // `staging`, then `claim.view().write`), or, for a Read, check now
+        // that the caller's buffer can be written; send the command
+        // (`command_of(c, &self.prps)`, given below) with `submit_any` to the admin queue or I/O queue 1 (`target`),
+        // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
+        // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
+        // the controller may still use the buffer: `Claim::abandon` it; so
+        // too for a command the driver cancelled (`Status::HOST_ABORTED`).
+        // Copy a Read's data out (`claim.view().read` into `staging`, then
+        // to `c.addr`), and return the status and the result.
+        // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=16.
+        let _ = (
+            c,
+            target,
+            direction,
+            MAX_TIMEOUT_MS,
+            &self.staging,
+            &self.buffer,
+            command_of(c, &self.prps),
+        );
+        Err(ENOSYS)
+    }
+    // ANCHOR_END: run
+}
+
+/// The command `c` asks for, its data in the buffer that `prps` describe
+/// (a passthrough command is always PRPs, never an SGL).
+fn command_of(c: &passthru::Passthru, prps: &Prps) -> Command {
+    Command {
+        opcode: c.opcode,
+        nsid: c.nsid,
+        prp1: prps.prp1,
+        prp2: prps.prp2,
+        cdw: c.cdw,
+        sgl: false,
+    }
+}
+
+// ANCHOR: nodes
+/// The two nodes of a controller, registered as misc devices, which lead
+/// to its `Passthrough`. Registered last, so an `open` that comes at once
+/// finds everything in place.
+#[pin_data]
+pub(crate) struct Nodes<P: Pending> {
+    #[pin]
+    ctrl_node: Node<CtrlNode<P>>,
+    #[pin]
+    ns_node: Node<NsNode<P>>,
+}
+
+impl<P: Pending> Nodes<P> {
+    /// `/dev/rnvmeN` and `/dev/rngNn1` for controller `number`; there are
+    /// names for 8 controllers.
+    pub(crate) fn new(
+        ctrl: Arc<Passthrough<P>>,
+        number: u32,
+    ) -> Result<impl PinInit<Nodes<P>, Error>> {
+        let i = number as usize;
+        let (Some(ctrl_name), Some(ns_name)) = (CTRL_NAMES.get(i), NS_NAMES.get(i)) else {
+            return Err(ENOSPC);
+        };
+        let ctrl_node = Arc::new(CtrlNode(ctrl.clone()), GFP_KERNEL)?;
+        let ns_node = Arc::new(NsNode(ctrl), GFP_KERNEL)?;
+        Ok(try_pin_init!(Nodes {
+            ctrl_node <- Node::new(ctrl_name, ctrl_node),
+            ns_node <- Node::new(ns_name, ns_node),
+        }? Error))
+    }
+}
+
+/// The controller node, `/dev/rnvmeN`.
+pub(crate) struct CtrlNode<P: Pending>(Arc<Passthrough<P>>);
+
+/// The namespace node, `/dev/rngNn1`.
+pub(crate) struct NsNode<P: Pending>(Arc<Passthrough<P>>);
+
+impl<P: Pending> NodeOps for CtrlNode<P> {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, false)
+    }
+}
+
+impl<P: Pending> NodeOps for NsNode<P> {
+    fn ioctl(this: ArcBorrow<'_, Self>, cmd: u32, arg: usize) -> Result<isize> {
+        this.0.ioctl(cmd, arg, true)
+    }
+}
+// ANCHOR_END: nodes

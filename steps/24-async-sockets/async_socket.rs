@@ -1,0 +1,72 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! Async sockets: the non-blocking calls of `socket.rs`, retried whenever the
+//! reactor (stage 23's `reactor.rs`) says the socket became ready.
+//!
+//! Each operation is the same loop as stage 23's `AsyncListener::accept`:
+//! try; on `EAGAIN`, await readiness; try again. One task at a time may use
+//! an [`AsyncStream`] (its waiter keeps one waker). No `unsafe` here: the
+//! reactor's [`Watched`] owns each socket together with its wait-queue
+//! entry.
+
+#![forbid(unsafe_code)]
+
+use crate::{
+    reactor::Watched,
+    socket::TcpStream, //
+};
+use kernel::{
+    bindings,
+    prelude::*, //
+};
+
+// ANCHOR: stream
+/// A connected socket whose reads and writes are futures.
+pub(crate) struct AsyncStream {
+    stream: Pin<KBox<Watched<TcpStream>>>,
+}
+
+impl AsyncStream {
+    /// Takes over a connection the reactor watches (as
+    /// `AsyncListener::accept` returns it).
+    pub(crate) fn new(stream: Pin<KBox<Watched<TcpStream>>>) -> Self {
+        Self { stream }
+    }
+
+    // ANCHOR: read
+    /// Reads into `buf` once something has arrived; 0 means end of stream.
+    pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
+        // TODO (exercise 1): Loop like `AsyncListener::accept` (stage 23):
+        // `self.stream.get().try_recv(buf)`; on `EAGAIN` await
+        // `self.stream.ready(mask)` with `mask` =
+        // `bindings::POLLIN | bindings::POLLRDHUP` and try again; anything
+        // else (bytes, 0 for the end, an error) is the result.
+        // Tests: "a client gets its echo" (the stage stops there while it
+        // fails) and the echo checks after it: "one client: 15 sizes ...", "8
+        // concurrent clients, each 15 sizes", "256 connections open at once on
+        // 2 workers, 20 messages each", "a slow reader, a half-closed socket
+        // and idle clients stall nobody", ...
+        let _ = (buf, &self.stream, TcpStream::try_recv, bindings::POLLIN);
+        Err(ENOSYS)
+    }
+
+    /// Writes all of `buf`, waiting for buffer space as often as it takes.
+    pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
+        // TODO (exercise 2): Until `buf` is empty:
+        // `self.stream.get().try_send(buf)`:
+        // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
+        // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`
+        //   (make the parameter `mut buf`);
+        // - `EAGAIN`: the send buffer is full: await
+        //   `self.stream.ready(bindings::POLLOUT)`;
+        // - any other error is the result.
+        // Tests: "a client gets its echo" (the stage stops there while it
+        // fails) and the echo checks after it: "one client: 15 sizes from 0
+        // bytes to 1 MiB, partial sends and receives", "a slow reader, a
+        // half-closed socket and idle clients stall nobody", ...
+        let _ = (buf, &self.stream, TcpStream::try_send);
+        Err(ENOSYS)
+    }
+    // ANCHOR_END: read
+}
+// ANCHOR_END: stream
