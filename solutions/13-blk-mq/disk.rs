@@ -10,7 +10,7 @@
 //! pages are copied in (Write) or out (Read).
 //!
 //! How a request ends is a function the stage passes to [`create`]: stage
-//! 10's [`finish_whole`] ends a request of one piece; stage 14's
+//! 13's [`finish_whole`] ends a request of one piece; stage 14's
 //! `pieces::finish` sends the next piece of a larger one first.
 //!
 //! Stage 19 includes this file unchanged: what it changes (the request's

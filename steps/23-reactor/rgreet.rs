@@ -27,7 +27,7 @@ use kernel::{
 
 // Stage 21's files, unchanged: the executor, its run queue, the task
 // states, the waker. (A greeter never yields: `yield_now` waits for stage
-// 91's echo server.)
+// 24's echo server.)
 #[allow(dead_code)]
 #[path = "../../solutions/21-executor/executor.rs"]
 mod executor;

@@ -4,7 +4,7 @@
 //! out of the export. The confinement argument of chapter 27 lives here.
 //!
 //! Stage 26's server answers `Twalk` by calling its namespace's `step` for
-//! each name; the namespace of stage 27 (and 20) calls [`step`].
+//! each name; the namespace of stage 27 (and 28) calls [`step`].
 
 use crate::node::Node;
 use core::ffi::CStr;

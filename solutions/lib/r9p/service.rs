@@ -5,7 +5,7 @@
 //!
 //! Each of these stages has a crate root of its own (its `module!`, its
 //! parameters, the files it includes) and a server that can do more: stage
-//! 20 serves the export's root alone, stage 27 walks the tree, stage 28
+//! 26 serves the export's root alone, stage 27 walks the tree, stage 28
 //! lists its directories, stages 29 and 31 harden it. What differs is the
 //! namespace the connections are served with (`server::Namespace`) and the
 //! policy (`policy::Policy`), so this file is generic over both, and each

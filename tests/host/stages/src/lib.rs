@@ -17,7 +17,7 @@
 //! stages' `nvme.rs` roots): each file names its neighbours `super::x`, as
 //! in the kernel modules. `nvme_spec`, `nvme_command`, ... are short names
 //! for its modules. A skeleton's exercise file stands in for the solution's
-//! with `RKW_TREE=steps` (stage 04's `cap.rs`, 09's `prp.rs`).
+//! with `RKW_TREE=steps` (stage 04's `cap.rs`, 12's `prp.rs`).
 //!
 //! Stage 06's `nvme::ring` and stage 15's `nvme_passthru` are, likewise,
 //! this tree's `ring.rs` and `passthru.rs` (the stages have no module root;
