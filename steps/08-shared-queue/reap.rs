@@ -24,10 +24,13 @@ impl<P: Pending> QueuePair<P> {
     /// controller. Returns how many there were.
     pub(super) fn reap_locked(&self, rings: &mut Rings<P>) -> u32 {
         // TODO (exercise 1): Reap every new completion, with the lock held:
-        // 1. while `self.next_completion(&rings.cq)` gives `Ok(Some(cqe))`:
+        // 1. while `self.next_completion(&rings.cq)` gives `Ok(Some(cqe))`
+        //    (`Ok(None)`: nothing new; `Err`, a head outside the ring, which
+        //    the ring never gives: stop too):
         //    advance the CQ ring (`rings.cq.advance()`), record how far the
         //    controller consumed the SQ (`rings.sq.consumed_up_to(cqe.sq_head)`),
-        //    count it, and hand it over by its identifier
+        //    count it (every completion, whatever its slot), and hand it
+        //    over by its identifier
         //    (`rings.slot(cqe.cid)`): a `Waiting` slot becomes
         //    `Slot::Done(cqe)`, an `Abandoned` one `Slot::Free`, a block
         //    request's (`Slot::Request`, from stage 13 on) goes to
@@ -35,7 +38,7 @@ impl<P: Pending> QueuePair<P> {
         // 2. if there were any: ring the CQ head doorbell once with the new
         //    head (`self.ring_doorbell(rings, rings.cq.head(),
         //    self.cq_doorbell)`; its result can only be dropped here) and add
-        //    them to `rings.reaped`;
+        //    them to `rings.reaped` (a `u64`: `u64::from(n)`);
         // 3. return how many.
         // Tests: "rnvme is bound to the NVMe controller ..." and the checks
         // after it; "QEMU saw the doorbells ring arithmetic predicts: ..."
