@@ -35,14 +35,23 @@ bind_only() {
 	done
 }
 
+# map_serials: fill BDF_OF (serial -> PCI address) from the serial each
+# controller bound since the mark logged with its model (set in stage.env).
+declare -A BDF_OF
+map_serials() {
+	local b s
+	for b in $(nvme_bdfs); do
+		s=$(dmesg_since_mark | sed -n "s/^$MODULE $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
+		[ -z "$s" ] || BDF_OF[$s]=$b
+	done
+}
+
 # bind_all_by_serial [LOAD ARGS...]: load the module with every controller
 # bound, check that it binds them all at once (probe runs once per
-# controller), and fill BDF_OF (serial -> PCI address) from the serial each
-# one logs (set in stage.env); then unload. A module that does not load
-# ends the stage.
-declare -A BDF_OF
+# controller), and fill BDF_OF (map_serials); then unload. A module that
+# does not load ends the stage.
 bind_all_by_serial() {
-	local b s all
+	local all
 	all=$(nvme_bdfs | wc -l)
 	hint "probe runs once per controller: nothing in the driver may be global"
 	mark
@@ -50,10 +59,7 @@ bind_all_by_serial() {
 		finish
 		exit
 	}
-	for b in $(nvme_bdfs); do
-		s=$(dmesg_since_mark | sed -n "s/^$MODULE $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
-		[ -n "$s" ] && BDF_OF[$s]=$b
-	done
+	map_serials
 	if [ ${#BDF_OF[@]} -eq "$all" ]; then
 		pass "$MODULE binds all $all controllers at once (${!BDF_OF[*]})"
 	else

@@ -66,11 +66,9 @@ queue_counts() { dmesg_since_mark | sed -nE "s/^rnvme $1: queue ([0-9]+): ([0-9]
 hint "create: a TagSet of one hardware queue per I/O queue, then GenDiskBuilder with the namespace's block size and size"
 mark
 load io_reads=2 || { finish; exit; }
-declare -A BDF_OF DISK
-for b in "${BDFS[@]}"; do
-	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
-	[ -n "$s" ] && BDF_OF[$s]=$b && DISK[$s]=$(disk_of "$b")
-done
+declare -A DISK
+map_serials
+for s in "${!BDF_OF[@]}"; do DISK[$s]=$(disk_of "${BDF_OF[$s]}"); done
 D0=${BDF_OF[rkw-d0]:-none} M2=${BDF_OF[rkw-m2]:-none} B4=${BDF_OF[rkw-b4]:-none}
 disks=$(for s in rkw-d0 rkw-m2 rkw-b4; do [ -z "${DISK[$s]:-}" ] || echo "${DISK[$s]}"; done | sort -u | wc -l)
 if [ "$disks" = 3 ]; then

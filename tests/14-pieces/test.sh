@@ -42,11 +42,9 @@ disk_of() {
 hint "DiskId::claim takes the lowest free number; its drop frees it"
 mark
 load || { finish; exit; }
-declare -A BDF_OF DISK
-for b in "${BDFS[@]}"; do
-	s=$(dmesg_since_mark | sed -n "s/^rnvme $b: model \"[^\"]*\", serial \"\([^\"]*\)\".*/\1/p" | tail -1)
-	[ -n "$s" ] && BDF_OF[$s]=$b && DISK[$s]=$(disk_of "$b")
-done
+declare -A DISK
+map_serials
+for s in "${!BDF_OF[@]}"; do DISK[$s]=$(disk_of "${BDF_OF[$s]}"); done
 D0=${BDF_OF[rkw-d0]:-none} M2=${BDF_OF[rkw-m2]:-none}
 numbers=$(for s in rkw-d0 rkw-m2 rkw-b4; do echo "${DISK[$s]:-}"; done | grep -c '^rnvme[0-2]n1$')
 distinct=$(for s in rkw-d0 rkw-m2 rkw-b4; do echo "${DISK[$s]:-}"; done | sort -u | grep -c .)

@@ -5,7 +5,7 @@
 # symlinks of every kind, modes, owners, timestamps) is mounted at three
 # msizes with cache=none and cache=loose; every path the export has is
 # read and stat'ed through the mount by its name (no listing: that is stage
-# 20) and compared; writes must fail; a raw-protocol client (p9raw.py)
+# 28) and compared; writes must fail; a raw-protocol client (p9raw.py)
 # tries the walks a mount never sends; rmmod while mounted.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../tcp-lib.sh"
