@@ -183,76 +183,148 @@ build_stage() {
 	)")
 }
 
-# run_vms NN-name:trees...: run these in VMs of the current FLAVOUR; every
-# boot's output goes into $VMLOG.
-VMLOG="$LOGS/vm.log"
-run_vms() {
-	local log="$VMLOG" r plain=() leak=()
-	: >"$log" # every boot's output is added to it
-	# Stages that check for leaks (KMEMLEAK=yes in stage.env) get a boot of
-	# their own with kmemleak on: it doubles the debug kernel's boot time and
-	# slows every allocation, so the other stages do without. The fast
-	# kernel has no kmemleak.
-	# Stages with BOOT=own (their own devices and vCPUs, e.g. several NVMe
-	# controllers) boot alone, with kmemleak if they ask for it; stages
-	# with the same BOOT=NAME (the same devices, vCPUs and QMP: stages split
-	# from one, such as 16 to 19) boot together, as one boot of their own.
-	# A stage of its own is a group of one.
-	local groups=() g
-	declare -A group_of=()
+# ---- boots, planned as jobs and run in lanes -----------------------------------
+# Every boot is a job: FLAVOUR, kernel arguments, vCPUs, QMP and the stage
+# trees it tests. plan_jobs FLAVOUR NN-name:trees... prints one job a line,
+# "FLAVOUR|APPEND|CPUS|QMP|SECONDS|NN-name:trees ..." (SECONDS: its estimate).
+# Stages that check for leaks (KMEMLEAK=yes in stage.env) boot with kmemleak
+# on: it doubles the debug kernel's boot time and slows every allocation, so
+# the other stages do without (the fast kernel has no kmemleak). Stages with
+# BOOT=own (their own devices and vCPUs, e.g. several NVMe controllers) boot
+# alone; stages with the same BOOT=NAME (the same devices, vCPUs and QMP:
+# stages split from one, such as 16 to 19) boot together, with their first
+# stage's APPEND, CPUS and QMP. The others share boots, each at most
+# JOB_SECONDS long by the estimates, so that the lanes can share the work.
+JOB_SECONDS=${RKW_JOB_SECONDS:-480}
+plan_jobs() {
+	local flavour=$1 r g kind key
+	shift
+	local -A group_of=() group_secs=()
+	local groups=() plain=() leak=()
 	for r in "$@"; do
 		g=$(stage_env "${r%%:*}" BOOT)
 		[ "$g" != own ] || g="own:${r%%:*}"
 		if [ -n "$g" ]; then
 			[ -n "${group_of[$g]:-}" ] || groups+=("$g")
 			group_of[$g]+=" $r"
-		elif wants_kmemleak "$r"; then
+			group_secs[$g]=$((${group_secs[$g]:-0} + $(estimate "$flavour" "$r")))
+		elif wants_kmemleak "$flavour" "$r"; then
 			leak+=("$r")
 		else
 			plain+=("$r")
 		fi
 	done
-	# Groups whose tests mostly wait (WAITS=yes: a controller that takes
-	# seconds, timeouts) boot first: in make test they run beside the
-	# skeletons' boots on the fast kernel, which use the idle cores.
-	local waiting=() others=()
 	for g in "${groups[@]}"; do
-		if [ "$(stage_env "$(group_first "$g")" WAITS)" = yes ]; then
-			waiting+=("$g")
-		else
-			others+=("$g")
-		fi
+		local members first append="" extra
+		read -ra members <<<"${group_of[$g]}"
+		first=${members[0]%%:*}
+		wants_kmemleak "$flavour" "${members[0]}" && append="kmemleak=on"
+		extra=$(stage_env "$first" APPEND)
+		[ -z "$extra" ] || append="$append${append:+ }$extra"
+		echo "$flavour|$append|$(stage_env "$first" CPUS)|$(stage_env "$first" QMP)|$((BOOT_SECONDS + ${group_secs[$g]}))|${members[*]}"
 	done
-	for g in "${waiting[@]}"; do run_group "$g"; done
-	[ ${#plain[@]} -eq 0 ] || run_boots "" "${plain[@]}"
-	[ ${#leak[@]} -eq 0 ] || run_boots "kmemleak=on" "${leak[@]}"
-	for g in "${others[@]}"; do run_group "$g"; done
+	for kind in plain leak; do
+		local -n list=$kind
+		local job=() secs=0 e append=""
+		[ $kind = plain ] || append="kmemleak=on"
+		for r in "${list[@]}"; do
+			e=$(estimate "$flavour" "$r")
+			if [ ${#job[@]} -gt 0 ] && [ $((secs + e)) -gt "$JOB_SECONDS" ]; then
+				echo "$flavour|$append|||$((BOOT_SECONDS + secs))|${job[*]}"
+				job=() secs=0
+			fi
+			job+=("$r")
+			secs=$((secs + e))
+		done
+		[ ${#job[@]} -eq 0 ] || echo "$flavour|$append|||$((BOOT_SECONDS + secs))|${job[*]}"
+		unset -n list
+	done
+}
+BOOT_SECONDS=60
+
+# estimate FLAVOUR NN-name:trees: the seconds these trees' tests took in the
+# last make test on this machine (build/test-logs/vm-seconds.txt, from the
+# guest's "took" lines), else as recorded in tests/vm-seconds.txt, else
+# half the stage's TIMEOUT.
+SECONDS_FILES=("$REPO/build/test-logs/vm-seconds.txt" "$REPO/tests/vm-seconds.txt")
+estimate() {
+	local flavour=$1 stage=${2%%:*} trees=${2#*:} t sum=0 e f
+	for t in ${trees//,/ }; do
+		e=""
+		for f in "${SECONDS_FILES[@]}"; do
+			[ -f "$f" ] || continue
+			e=$(awk -v s="$stage" -v t="$t" -v f="$flavour" '$1 == s && $2 == t && $3 == f { print $4; exit }' "$f")
+			[ -z "$e" ] || break
+		done
+		[ -n "$e" ] || { e=$(stage_env "$stage" TIMEOUT) && e=$((${e:-240} / 2)); }
+		sum=$((sum + e))
+	done
+	echo "$sum"
 }
 
-# group_first GROUP: the first stage of a boot group (run_vms's group_of).
-group_first() {
-	local members
-	read -ra members <<<"${group_of[$1]}"
-	echo "${members[0]%%:*}"
+# record_seconds: what each stage tree took in this run's boots, for the
+# next run's plan (build/test-logs/vm-seconds.txt; copy it to tests/ to
+# give a fresh clone the same plan).
+record_seconds() {
+	local f out="$REPO/build/test-logs/vm-seconds.txt" new
+	new=$(mktemp)
+	for f in "$REPO"/build/test-logs/*/jobs/*.log; do
+		[ -f "$f" ] || continue
+		grep -hE '^# [0-9][0-9]-[a-z0-9-]+ [a-z]+ took [0-9]+ s$' "$f" |
+			awk -v fl="$(sed -n 's/^flavour //p' "${f%.log}.job")" '{ print $2, $3, fl, $5 }'
+	done >"$new"
+	# Keep the lines of stage trees this run did not boot.
+	[ ! -f "$out" ] || awk 'NR == FNR { seen[$1 " " $2 " " $3] = 1; next } !(($1 " " $2 " " $3) in seen)' "$new" "$out" >>"$new"
+	sort -u "$new" | sort -k1,1 -k2,2 -k3,3 -u >"$out"
+	rm -f "$new"
 }
 
-# run_group GROUP: one boot group's stages, with the group's kernel
-# arguments, vCPUs and QMP (from its first stage's stage.env).
-run_group() {
-	local members r append="" extra
-	read -ra members <<<"${group_of[$1]}"
-	r=${members[0]}
-	wants_kmemleak "$r" && append="kmemleak=on"
-	# The group's own kernel arguments (APPEND= in its stage.env).
-	extra=$(stage_env "${r%%:*}" APPEND)
-	[ -z "$extra" ] || append="$append${append:+ }$extra"
-	RKW_VM_CPUS=$(stage_env "${r%%:*}" CPUS) RKW_VM_QMP=$(stage_env "${r%%:*}" QMP) run_boots "$append" "${members[@]}"
+# run_jobs JOB...: the jobs in RKW_TEST_LANES lanes (2: one VM per core;
+# under TCG a VM keeps both cores busy only part of the time, so two share
+# them well), the longest first; a lane takes the next job as soon as it is
+# free. Each job's VM output goes to $LOGS/jobs/K.log.
+run_jobs() {
+	local jobs=("$@") lanes=${RKW_TEST_LANES:-2} lane pids=() next
+	rm -rf "$LOGS/jobs"
+	mkdir -p "$LOGS/jobs"
+	next="$LOGS/jobs/next"
+	echo 0 >"$next"
+	mapfile -t jobs < <(printf '%s\n' "${jobs[@]}" | sort -t'|' -k5,5nr)
+	for ((lane = 1; lane <= lanes; lane++)); do
+		(
+			local k
+			while :; do
+				k=$(
+					flock 8
+					read -r k <"$next"
+					echo $((k + 1)) >"$next"
+					echo "$k"
+				) 8>"$next.lock"
+				[ "$k" -lt ${#jobs[@]} ] || break
+				run_job "$k" "${jobs[$k]}"
+			done
+		) &
+		pids+=($!)
+	done
+	wait "${pids[@]}"
 }
 
-# wants_kmemleak NN-name:trees: the stage checks for leaks (KMEMLEAK=yes)
-# and this is the debug kernel (the fast one has no kmemleak).
+# run_job K JOB: one job (plan_jobs's line), in its own log.
+run_job() {
+	local k=$1 flavour append cpus qmp secs runs
+	IFS='|' read -r flavour append cpus qmp secs runs <<<"$2"
+	printf 'flavour %s\nestimate %s\nruns %s\n' "$flavour" "$secs" "$runs" >"$LOGS/jobs/$k.job"
+	local -a members
+	read -ra members <<<"$runs"
+	: >"$LOGS/jobs/$k.log"
+	FLAVOUR=$flavour RKW_FLAVOUR=$flavour VMLOG="$LOGS/jobs/$k.log" BOOT_ID="${BOOT_ID:+job$k}" \
+		RKW_VM_CPUS=$cpus RKW_VM_QMP=$qmp run_boots "$append" "${members[@]}"
+}
+
+# wants_kmemleak FLAVOUR NN-name:trees: the stage checks for leaks
+# (KMEMLEAK=yes) and this is the debug kernel (the fast one has no kmemleak).
 wants_kmemleak() {
-	[ "$FLAVOUR" = debug ] && [ "$(stage_env "${1%%:*}" KMEMLEAK)" = yes ]
+	[ "$1" = debug ] && [ "$(stage_env "${2%%:*}" KMEMLEAK)" = yes ]
 }
 
 # run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as
@@ -277,7 +349,8 @@ run_boots() {
 		# Each boot has a file of its own, added to the log afterwards: vng
 		# re-opens its output by name (truncating it), so a second boot
 		# cannot append to the first one's file.
-		local out="$LOGS/vm-$FLAVOUR-$BOOT.out" keep=""
+		local name="vm-${BOOT_ID:+$BOOT_ID-}$FLAVOUR-$BOOT" keep=""
+		local out="$LOGS/$name.out"
 		: >"$out"
 		# Stages with host-side checks of their NVMe images after the VM
 		# (tests/NN-name/after-vm.sh) keep the images.
@@ -285,11 +358,11 @@ run_boots() {
 			[ ! -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
 		done
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
-			RKW_VM_LOG="$LOGS/vm-$FLAVOUR-$BOOT" "$REPO/scripts/vm.sh" --devices "$devices" \
+			RKW_VM_LOG="$LOGS/$name" "$REPO/scripts/vm.sh" --devices "$devices" \
 			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
-		echo "boot $BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
+		echo "boot ${BOOT_ID:+$BOOT_ID.}$BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
 		# Keep the stages this boot did not reach; drop the one it was in
 		# when it stopped (its results stand as they are).
 		local rest=()
@@ -383,6 +456,13 @@ if [ -z "$LEARNER" ]; then
 	else
 		notok "module graphs: no two files import each other, a shared file means the same everywhere" "$out"
 	fi
+	# The kernel's style: rustfmt with its configuration (.rustfmt.toml,
+	# the kernel's), as `make rustfmtcheck` checks it.
+	if out=$(cd "$REPO" && git ls-files -z 'solutions/*.rs' 'steps/*.rs' | xargs -0 rustfmt --check 2>&1); then
+		ok "every Rust file is formatted as the kernel's rustfmt configuration says"
+	else
+		notok "every Rust file is formatted as the kernel's rustfmt configuration says (run rustfmt on the files below)" "$(sed -nE 's/^Diff in (.*\.rs)( at line [0-9]+)?:([0-9]+:)?$/\1/p' <<<"$out" | xargs -r realpath -m --relative-to="$REPO" | sort -u | head -20)"
+	fi
 	# shellcheck disable=SC2086 # one argument per stage
 	if out=$("$REPO/scripts/check-log-lines.py" $STAGES 2>&1); then
 		ok "log lines: $(tail -1 <<<"$out" | sed 's/^check-log-lines: //')"
@@ -408,32 +488,35 @@ else
 	done
 	[ ${#STEPS[@]} -gt 0 ] || host_tests
 fi
-rm -f "$LOGS"/vm-*.out
+rm -f "$LOGS"/vm-*.out "$LOGS/vm.seconds"
 BOOT=0
-# make test's two kernels run side by side, one VM each (RKW_TEST_LANES=1:
-# one after the other): the skeletons' boots on the fast kernel beside the
-# solutions' on the debug one. Under TCG a VM keeps both cores busy only
-# part of the time (the tests wait for timers, a slow controller, a
-# client), so the skeletons' 8 minutes mostly fit in the debug boots' idle
-# time.
-fast_lane=""
-if [ ${#VM_RUNS_FAST[@]} -gt 0 ] && [ "${RKW_TEST_LANES:-2}" -ge 2 ] && [ ${#VM_RUNS[@]} -gt 0 ]; then
-	FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" \
-		run_vms "${VM_RUNS_FAST[@]}" &
-	fast_lane=$!
-fi
-if [ ${#VM_RUNS[@]} -gt 0 ]; then
-	run_vms "${VM_RUNS[@]}"
-	judge_vms "$VMLOG" "${VM_RUNS[@]}"
-fi
-if [ ${#VM_RUNS_FAST[@]} -gt 0 ]; then
-	if [ -n "$fast_lane" ]; then
-		wait "$fast_lane"
+# Every boot planned as a job (plan_jobs), the solutions' on the debug
+# kernel and the skeletons' on the fast one (which only have to fail: they
+# need no KASAN), all run in two lanes, the longest first (run_jobs).
+JOBS=()
+[ ${#VM_RUNS[@]} -eq 0 ] || mapfile -t -O 0 JOBS < <(plan_jobs "$FLAVOUR" "${VM_RUNS[@]}")
+[ ${#VM_RUNS_FAST[@]} -eq 0 ] || mapfile -t -O ${#JOBS[@]} JOBS < <(plan_jobs "$SKELETON_FLAVOUR" "${VM_RUNS_FAST[@]}")
+if [ ${#JOBS[@]} -gt 0 ]; then
+	if [ -n "$LEARNER" ]; then
+		RKW_TEST_LANES=1 run_jobs "${JOBS[@]}"
 	else
-		FLAVOUR=$SKELETON_FLAVOUR RKW_FLAVOUR=$SKELETON_FLAVOUR VMLOG="$LOGS/vm-$SKELETON_FLAVOUR.log" run_vms "${VM_RUNS_FAST[@]}"
+		BOOT_ID=1 run_jobs "${JOBS[@]}"
+		record_seconds
 	fi
-	judge_vms "$LOGS/vm-$SKELETON_FLAVOUR.log" "${VM_RUNS_FAST[@]}"
 fi
+# job_log FLAVOUR: every job's log of that flavour in one file, to judge
+# (vm.log for the flavour of this run, vm-FLAVOUR.log for the skeletons').
+job_log() {
+	local f out="$LOGS/vm.log"
+	[ "$1" = "$FLAVOUR" ] || out="$LOGS/vm-$1.log"
+	: >"$out"
+	for f in "$LOGS"/jobs/*.job; do
+		[ -f "$f" ] && grep -qx "flavour $1" "$f" && cat "${f%.job}.log" >>"$out"
+	done
+	echo "$out"
+}
+[ ${#VM_RUNS[@]} -eq 0 ] || judge_vms "$(job_log "$FLAVOUR")" "${VM_RUNS[@]}"
+[ ${#VM_RUNS_FAST[@]} -eq 0 ] || judge_vms "$(job_log "$SKELETON_FLAVOUR")" "${VM_RUNS_FAST[@]}"
 
 if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	# The book, and the checks of the repository's tools.

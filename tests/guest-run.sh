@@ -13,6 +13,24 @@ export RKW_NVME_TRACE=${RKW_NVME_TRACE:-}
 # shellcheck source=health.sh
 . tests/health.sh
 
+# stamp FILE: pass the test's output through; write each check's duration
+# (seconds since the previous check, or since the start) and its line to
+# FILE (printed after the tree's run): where make test's time budget goes,
+# check by check.
+stamp() {
+	local file=$1 line prev=${EPOCHREALTIME/./} now
+	while IFS= read -r line; do
+		printf '%s\n' "$line"
+		case $line in
+		"ok "* | "not ok "*)
+			now=${EPOCHREALTIME/./}
+			printf '%d.%d\t%s\n' $(((now - prev) / 1000000)) $(((now - prev) / 100000 % 10)) "$line" >>"$file"
+			prev=$now
+			;;
+		esac
+	done
+}
+
 runs=()
 for arg in "$@"; do
 	trees=${arg#*:}
@@ -48,8 +66,9 @@ for run in "${runs[@]}"; do
 		limit=${RKW_TEST_TIMEOUT:-${TIMEOUT:-240}}
 		# The test's library writes the running step's mark and hint here.
 		RKW_STATE=$(mktemp)
+		times=$(mktemp)
 		KO=$PWD/$KO RKW_STATE=$RKW_STATE timeout -k 5 "$limit" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
-			tee "$out" | sed -u 's/^/    /'
+			stamp "$times" | tee "$out" | sed -u 's/^/    /'
 		rc=${PIPESTATUS[0]}
 		if [ "$rc" -ne 0 ]; then
 			last=$(grep -cE '^(not )?ok [0-9]+ ' "$out")
@@ -84,7 +103,11 @@ for run in "${runs[@]}"; do
 	if [ -z "$stop" ] && grep -q '^/dev/rnvme' /proc/mounts; then
 		stop="a file system is still mounted from a disk of rnvme after $STAGE $t: a fresh VM runs it"
 	fi
-	# How long the stage took (make test's time budget is spent here).
+	# How long the stage took (make test's time budget is spent here), and
+	# each of its checks ("# time STAGE TREE SECONDS CHECK").
+	[ -z "${times:-}" ] || sed "s/^/# time $STAGE $t /" "$times"
+	rm -f "${times:-}"
+	times=""
 	echo "# $STAGE $t took $((SECONDS - began)) s"
 	if grep -qE '^not ok [0-9]+ ' "$out"; then
 		echo "not ok $n $STAGE $t"

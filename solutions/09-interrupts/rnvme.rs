@@ -30,7 +30,10 @@ use nvme::{
         IdCtrl, //
     },
     interrupts::Interrupts,
-    late_answers::answered_late,
+    late_answers::{
+        answered_late,
+        woken_while_waiting, //
+    },
     map::map,
     queue::NoRequests, //
 };
@@ -101,12 +104,15 @@ impl pci::Driver for RNvmeDriver {
                 repeat: module_parameters::repeat.value(),
             },
         )?;
-        // For the test: commands abandoned, answered late.
-        answered_late(pdev, ctrl.admin(), module_parameters::late.value()).inspect_err(|_| {
-            // Stopped before its handler goes (with `irqs`, right after
-            // this): no interrupt nobody handles.
-            let _ = ctrl.admin().disable_controller();
-        })?;
+        // For the test: a wait woken by other completions; commands
+        // abandoned, answered late.
+        woken_while_waiting(pdev, ctrl.admin(), module_parameters::woken_ms.value())
+            .and_then(|()| answered_late(pdev, ctrl.admin(), module_parameters::late.value()))
+            .inspect_err(|_| {
+                // Stopped before its handler goes (with `irqs`, right after
+                // this): no interrupt nobody handles.
+                let _ = ctrl.admin().disable_controller();
+            })?;
         Ok(RNvme {
             pdev,
             _irqs: irqs,
@@ -148,6 +154,10 @@ kernel::module_pci_driver! {
         late: u32 {
             default: 0,
             description: "For the tests: abandon this many Asynchronous Event Requests (0..=1000), each answered later",
+        },
+        woken_ms: u32 {
+            default: 0,
+            description: "For the tests: wait this long (0..=10000 ms) for an Asynchronous Event Request while other commands complete",
         },
     },
 }

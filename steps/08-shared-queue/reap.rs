@@ -46,7 +46,12 @@ impl<P: Pending> QueuePair<P> {
         // the count ("N completions reaped by polling"), and "... requests
         // abandoned, answered later: their identifiers come back" the
         // `Abandoned` arm.
-        let _ = (rings, Self::next_completion, Slot::<P>::Done, self.cq_doorbell);
+        let _ = (
+            rings,
+            Self::next_completion,
+            Slot::<P>::Done,
+            self.cq_doorbell,
+        );
         0
     }
     // ANCHOR_END: reap_locked

@@ -38,25 +38,31 @@ impl<P: Pending> QueuePair<P> {
         ms: u32,
     ) -> Result<Completion> {
         // TODO (exercise 1): Sleep until the handler has completed `cid`, for
-        // at most `ms` milliseconds:
-        // 1. `let mut left = msecs_to_jiffies(ms);`, then loop:
-        // 2. look first: `rings.take_done(cid)` gives the completion if the
-        //    handler has reaped it (and frees the identifier): return
-        //    `Ok(cqe)` (the handler may have come before you sleep, or while
-        //    you slept for another command);
-        // 3. else sleep: `self.completed.wait_interruptible_timeout(rings,
-        //    left)` releases the lock while asleep and takes it again.
-        //    `Woken { jiffies }`: go round with `left = jiffies`; `Timeout`
-        //    means ETIMEDOUT, `Signal { .. }` EINTR;
-        // 4. then look one last time (a completion that came just now
-        //    wins), else mark the slot (`rings.slot(cid)`) `Slot::Abandoned`
-        //    (the controller may still answer with this cid: nobody may
-        //    reuse it until then) and return the error.
+        // at most `ms` milliseconds, on the queue's `completed` CondVar (the
+        // handler's reap calls `notify_all` on it), and return the
+        // completion (`rings.take_done(cid)`, which frees the identifier).
+        // The contract:
+        // - the whole wait lasts at most `ms`, however often other commands'
+        //   completions wake you: each wake-up leaves less time;
+        // - a completion that came before you sleep, or just as the time
+        //   ran out, wins over the timeout;
+        // - out of time: ETIMEDOUT; a signal: EINTR. Either way the
+        //   controller may still answer with this cid: mark its slot
+        //   `Slot::Abandoned` (`rings.slot(cid)`) so nobody reuses it until
+        //   then;
+        // - sleep only through the CondVar, which releases the lock while
+        //   you sleep and takes it again.
         // Tests: "rnvme is bound to the NVMe controller ..." and the checks
         // after it, with MsiX and with Intx; "an Asynchronous Event Request the
         // controller holds ends in ETIMEDOUT ..." and "no later command got the
-        // held AER's identifier ..." check the timeout.
-        let _ = (rings, cid, msecs_to_jiffies(ms), CondVarTimeoutResult::Timeout);
+        // held AER's identifier ..." check the timeout; "woken by N other
+        // completions, a 300 ms wait still ends on time ..." the first rule.
+        let _ = (
+            rings,
+            cid,
+            msecs_to_jiffies(ms),
+            CondVarTimeoutResult::Timeout,
+        );
         let _ = Slot::<P>::Abandoned;
         Err(ENOSYS)
     }

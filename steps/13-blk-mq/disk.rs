@@ -450,7 +450,10 @@ impl<Z: Speedups> Disk<Z> {
             request::bytes::<NvmeDisk<Z>>,
             request::sector::<NvmeDisk<Z>>,
         );
-        let _ = (request::tag::<NvmeDisk<Z>>, request::hw_queue::<NvmeDisk<Z>>);
+        let _ = (
+            request::tag::<NvmeDisk<Z>>,
+            request::hw_queue::<NvmeDisk<Z>>,
+        );
         let _ = (
             CmdBuffer::claim,
             Claim::len,

@@ -25,11 +25,7 @@ use crate::{
 /// released) with the completion of `r`'s piece in flight: sends the next
 /// piece on `queue`, or ends the request (with the data copied out, for a
 /// Read), or fails it.
-pub(crate) fn finish<Z: Speedups>(
-    r: InFlight<Z>,
-    queue: &QueuePair<InFlight<Z>>,
-    cqe: Completion,
-) {
+pub(crate) fn finish<Z: Speedups>(r: InFlight<Z>, queue: &QueuePair<InFlight<Z>>, cqe: Completion) {
     // TODO (exercise 1): on a failed status (`io_error`), end the request
     // with the matching error (`to_errno`), and log it with `pr_err!` (no
     // device in a request), in exactly this form, which the test reads:

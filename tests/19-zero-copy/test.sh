@@ -12,6 +12,11 @@
 
 TREE=${1:-solutions}
 HERE=$(dirname "$0")
+# The boot has swiotlb=force (stage.env): every streaming DMA mapping takes
+# bounce slots until it is unmapped, and debugfs counts them: a mapping
+# never undone still holds its slots after rmmod.
+SWIOTLB_USED=/sys/kernel/debug/swiotlb/io_tlb_used
+slots_before=$(cat "$SWIOTLB_USED" 2>/dev/null)
 bind_only "$D0"
 mark
 load || { finish; exit; }
@@ -102,6 +107,15 @@ if [ "${mapped:-x}" = 0 ] && [ "${bounced:-0}" -gt 0 ]; then
 	pass "zero_copy=0: no request zero copy ($bounced through a bounce buffer)"
 else
 	fail "zero_copy=0: no request zero copy" "zero copy: ${mapped:-?}, bounce buffer: ${bounced:-?}" "$(excerpt)"
+fi
+hint "dma_map: every piece mapped is unmapped, also when the request is refused half-way (check a piece's shape before you map it, or unmap what you mapped)"
+slots_after=$(cat "$SWIOTLB_USED" 2>/dev/null)
+if [ -z "$slots_before" ]; then
+	fail "every DMA mapping was undone (swiotlb's slots in use, before and after)" "no $SWIOTLB_USED"
+elif [ "$slots_after" = "$slots_before" ]; then
+	pass "every DMA mapping was undone: swiotlb's slots in use back to $slots_before after rmmod"
+else
+	fail "every DMA mapping was undone: swiotlb's slots in use back to $slots_before after rmmod" "now: $slots_after slots in use (a mapping never unmapped holds its slots)"
 fi
 bind_only
 finish

@@ -1,18 +1,37 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! For the tests of stages 08 and 09: abandoned commands whose answers come
-//! late (`late=N`).
+//! late (`late=N`), and a wait woken by other commands' completions
+//! (`woken_ms=N`).
 //!
 //! Part of the NVMe library (`nvme::late_answers`), in stages 08 and 09
 //! only.
 
+use core::sync::atomic::{
+    AtomicBool,
+    AtomicU32,
+    Ordering::Relaxed, //
+};
 use kernel::{
-    device::Core,
+    device::{
+        Core,
+        Device, //
+    },
     dma::Coherent,
     io::poll::read_poll_timeout,
     pci,
     prelude::*,
-    time::Delta, //
+    sync::{
+        aref::ARef,
+        Arc,
+        Completion, //
+    },
+    time::{
+        Delta,
+        Instant,
+        Monotonic, //
+    },
+    workqueue, //
 };
 
 use super::{
@@ -112,3 +131,95 @@ fn abandon_and_answer(
     Ok(())
 }
 // ANCHOR_END: late
+
+// ANCHOR: woken
+/// The other submitter of [`woken_while_waiting`]: told when to stop, and
+/// saying when it has.
+#[pin_data]
+struct Busy {
+    stop: AtomicBool,
+    /// How many commands it completed.
+    commands: AtomicU32,
+    #[pin]
+    done: Completion,
+}
+
+/// For the test of stage 09 (`woken_ms=N`): an Asynchronous Event Request,
+/// which the controller holds, waited for `ms` while a second submitter, on
+/// a workqueue, keeps other commands completing. Each completion wakes every
+/// waiter (`notify_all`), so the request's submitter is woken again and again
+/// before its time is up: its wait must still end `ms` after it began, not
+/// `ms` after its last wake-up. Logs how long it waited.
+pub(crate) fn woken_while_waiting(
+    pdev: &pci::Device<Core<'_>>,
+    admin: &Arc<AdminQueue>,
+    ms: u32,
+) -> Result {
+    if ms == 0 {
+        return Ok(());
+    }
+    if ms > 10_000 {
+        dev_err!(pdev, "woken_ms={} is more than 10000\n", ms);
+        return Err(EINVAL);
+    }
+    let busy = Arc::pin_init(
+        pin_init!(Busy {
+            stop: AtomicBool::new(false),
+            commands: AtomicU32::new(0),
+            done <- Completion::new(),
+        }),
+        GFP_KERNEL,
+    )?;
+    let other = {
+        let admin = admin.clone();
+        let busy = busy.clone();
+        let dev: ARef<Device> = pdev.as_ref().into();
+        // At most 4 × `ms`: a wait that never ends on its own still ends
+        // then, late enough to show.
+        let until = Delta::from_millis(4 * i64::from(ms));
+        move || {
+            let start = Instant::<Monotonic>::now();
+            // A threshold no temperature reaches: no event, nothing changes.
+            let cmd = Command::set_features(feature::TEMPERATURE_THRESHOLD, 0xffff);
+            while !busy.stop.load(Relaxed) && start.elapsed() < until {
+                if admin.submit(&dev, &cmd, ADMIN_TIMEOUT).is_err() {
+                    break;
+                }
+                busy.commands.fetch_add(1, Relaxed);
+            }
+            busy.done.complete_all();
+        }
+    };
+    workqueue::system().try_spawn(GFP_KERNEL, other)?;
+    let start = Instant::<Monotonic>::now();
+    let result = admin.submit(
+        pdev.as_ref(),
+        &Command::async_event_request(),
+        Delta::from_millis(i64::from(ms)),
+    );
+    let waited = start.elapsed().as_millis();
+    busy.stop.store(true, Relaxed);
+    // The work item uses `pdev`'s device and the queue: done before we go on.
+    busy.done.wait_for_completion();
+    match result {
+        Err(e) if e == ETIMEDOUT => {
+            dev_info!(
+                pdev,
+                "woken while waiting: an Asynchronous Event Request timed out after {} ms (of {}), while {} other commands completed\n",
+                waited,
+                ms,
+                busy.commands.load(Relaxed)
+            );
+            Ok(())
+        }
+        Err(e) => Err(e),
+        Ok(_) => {
+            dev_err!(
+                pdev,
+                "an Asynchronous Event Request was answered before any event\n"
+            );
+            Err(EPROTO)
+        }
+    }
+}
+// ANCHOR_END: woken
