@@ -149,11 +149,13 @@ impl MiscDevice for RMisc {
         //   writers never interleave;
         // - a write that does not fit in `capacity()` bytes fails with ENOSPC
         //   and changes nothing;
-        // - copy with `iov.copy_from_iter_vec(&mut buffer, GFP_KERNEL)?`; if it
-        //   copied fewer than `iov.len()` bytes, part of the user's memory was
-        //   unreadable: truncate the buffer back and fail with EFAULT;
-        // - set the file position (`kiocb.ki_pos_mut()`) to the new end and
-        //   return the number of bytes written.
+        // - a write from memory the user cannot read (fewer bytes copied than
+        //   `iov.len()`) fails with EFAULT and changes nothing either;
+        // - a write that succeeds leaves the file position at the buffer's new
+        //   end, and returns the number of bytes written.
+        // You have: `iov.len()`, `iov.copy_from_iter_vec(&mut vec, GFP_KERNEL)`
+        // (appends, returns how many bytes it copied), `KVec::truncate`,
+        // `kiocb.ki_pos_mut()`, `capacity()`.
         // Tests: the checks that write: "writing ... succeeds", "echo + cat
         // round trip", "writes append", "a write then a read ...", "10000
         // random bytes ...", "4 concurrent writers ...", "filling the buffer to

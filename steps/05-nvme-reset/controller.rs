@@ -64,10 +64,18 @@ fn wait_ready(dev: &Device, bar: &Bar0<'_>, cap: &Cap, ready: bool) -> Result {
 /// Afterwards it does no DMA and ignores its doorbells: this must happen
 /// before the queue memory it was given is freed.
 pub(crate) fn disable(dev: &Device, bar: &Bar0<'_>, cap: &Cap) -> Result {
-    // TODO (exercise 1): Read CC; if CC.EN is set, write CC back with EN
-    // cleared (`bar.read(CC)`, `cc.en()`, `cc.with_en(false)`,
-    // `bar.write_reg(..)`). Then wait until CSTS.RDY is 0:
-    // `wait_ready(dev, bar, cap, false)`.
+    // TODO (exercise 1): Disable the controller, and return once it has
+    // stopped. The contract (NVMe 1.4, 3.1: CC and CSTS):
+    // - CC.EN = 0 is what stops it: change no other field of CC, and write
+    //   CC only if EN is set (clearing a clear bit is pointless);
+    // - it has stopped when CSTS.RDY reads 0: wait for that even if EN was
+    //   already clear (a controller left half-way, EN 0 with RDY still 1,
+    //   has not stopped yet);
+    // - not stopped within CAP.TO: ETIMEDOUT, logged; a fatal status
+    //   (CSTS.CFS) is no error here: disabling is how a failed controller
+    //   is reset. `wait_ready` keeps both rules.
+    // You have: `bar.read(CC)`, `CC::en` and `CC::with_en`,
+    // `bar.write_reg`, `wait_ready` (above).
     // Tests: "rnvme is bound to the NVMe controller ..." (probe disables the
     // controller first) and the checks after it, "unbind disables the
     // controller (round N)", "after unbind: CC.EN=0, CSTS.RDY=0 (round N)" and
@@ -91,15 +99,26 @@ pub(crate) fn enable(
     depth: u16,
     page_shift: u32,
 ) -> Result {
-    // TODO (exercise 2): Enable the controller, in this order (NVMe 1.4,
-    // 7.6.1):
-    // 1. AQA: both admin queue sizes, 0's based (`depth - 1`), with
-    //    `AQA::zeroed().try_with_asqs(..)?.try_with_acqs(..)?`;
-    // 2. ASQ and ACQ: the queues' bus addresses, 64 bits each, with
-    //    `bar.try_write64(addr, regs::ASQ)?` (and `regs::ACQ`);
-    // 3. CC: 64-byte SQ entries (IOSQES = 6), 16-byte CQ entries (IOCQES =
-    //    4), MPS = `page_shift - 12`, the NVM command set (CSS = 0), EN = 1;
-    // 4. wait until CSTS.RDY is 1: `wait_ready(dev, bar, cap, true)`.
+    // TODO (exercise 2): Enable the controller with its admin queues at
+    // `asq` and `acq`, `depth` entries each, and return once it is ready.
+    // The contract (NVMe 1.4, 3.1 and 7.6.1):
+    // - the controller reads AQA, ASQ and ACQ when CC.EN becomes 1: all
+    //   three must hold the admin queues before the write that sets EN;
+    // - AQA: both queue sizes, 0's based (32 entries are written as 31);
+    //   ASQ and ACQ: the bus addresses, each one 64-bit write;
+    // - CC: 64-byte SQ entries (IOSQES = 6), 16-byte CQ entries (IOCQES =
+    //   4), MPS = `page_shift - 12`, the NVM command set (CSS = 0), EN = 1;
+    // - ready means CSTS.RDY = 1. A fatal status instead (CSTS.CFS): EIO;
+    //   not ready within CAP.TO: ETIMEDOUT; both logged (`wait_ready`
+    //   keeps these rules);
+    // - a value no field can hold (a depth of 0 or above 4096, a
+    //   `page_shift` below 12) is an error, never a wrapped value. A page
+    //   size the field holds but CAP.MPSMAX does not allow is the
+    //   controller's to refuse, not yours: the test's fault=1 asks for one
+    //   and expects CSTS.CFS.
+    // You have: `AQA` and `CC` (`zeroed`, `try_with_*`, `with_const_*`,
+    // `with_en`), `bar.write_reg`, `bar.try_write64`, `regs::ASQ` and
+    // `regs::ACQ`, `wait_ready`.
     // Tests: "rnvme is bound to the NVMe controller ...", "logs that the
     // controller is enabled", the register checks ("CC.EN=1 and CSTS.RDY=1, no
     // fatal status", "CC: 4 KiB pages, ...", "AQA: 32-entry admin queues", "ASQ

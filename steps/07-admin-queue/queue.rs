@@ -95,23 +95,31 @@ impl QueuePair {
         bar: &Bar0<'_>,
         cmd: &Command,
     ) -> Result<Completion> {
-        // TODO (exercise 1): Submit `cmd` and wait for its completion:
-        // 1. claim a slot with `self.sq.push()` (full: EBUSY) and take a
-        //    command identifier from `self.next_cid` (then increment it,
-        //    wrapping);
-        // 2. write `cmd.to_dwords(cid)` into that slot of `self.sq_mem`
-        //    (`io_project!(self.sq_mem, [try: slot]).copy_write(..)`) and ring
-        //    the SQ tail doorbell: `bar.try_write32(tail, self.sq_doorbell)?`;
-        // 3. poll dword 3 of the CQ entry at `self.cq.head()` with
-        //    `read_poll_timeout` until `self.cq.is_new(phase_of(dw3))`, for at
-        //    most ADMIN_TIMEOUT (log which command timed out);
-        // 4. `dma_mb(Read)`, then read the whole entry and decode it with
-        //    `Completion::from_dwords`;
-        // 5. `self.cq.advance()`, `self.sq.consumed_up_to(cqe.sq_head)`, and
-        //    ring the CQ head doorbell with the new head;
-        // 6. a completion for another cid, or a status that is not success,
-        //    is an EIO (log `cqe.status.explained()` with `{:?}`: "invalid
-        //    field in command (SCT 0, SC 0x02)"); else return `Ok(cqe)`.
+        // TODO (exercise 1): Submit `cmd` and poll until its completion
+        // comes. The contract (NVMe 1.4, 4.2 and 4.6):
+        // - each command takes the next identifier, `self.next_cid`, which
+        //   wraps; a full SQ is EBUSY, with nothing submitted;
+        // - the controller may fetch the entry as soon as the SQ tail
+        //   doorbell moves: the entry must be in memory before that;
+        // - a completion is new when dword 3 of the entry at the CQ head
+        //   carries the phase tag `self.cq` expects. Poll only that dword;
+        //   the rest of the entry is valid only after it, so read it after a
+        //   read barrier;
+        // - nothing new within ADMIN_TIMEOUT: ETIMEDOUT, logged with the
+        //   opcode and the cid;
+        // - every completion read is consumed, whatever it says, before any
+        //   error return: the CQ ring moves on, the SQ ring learns from SQHD
+        //   which slots are free, and the CQ head doorbell gives the entry
+        //   back to the controller;
+        // - a completion for another cid, or a status that is not success,
+        //   is EIO, logged; a failed status with `{:?}` of
+        //   `cqe.status.explained()`: "invalid field in command (SCT 0, SC
+        //   0x02)". Else `Ok(cqe)`.
+        // You have: `self.sq` and `self.cq` (stage 06's rings), `self.sq_mem`
+        // and `self.cq_mem` (`io_project!`, `io_read!`, `copy_write`,
+        // `copy_read`), `bar.try_write32` with `self.sq_doorbell` and
+        // `self.cq_doorbell`, `read_poll_timeout`, `dma_mb(Read)`,
+        // `Command::to_dwords`, `Completion::from_dwords`, `phase_of`.
         // Tests: "rnvme is bound to the NVMe controller ..." (the stage stops
         // there while probe fails) and every check after it: "logs the model,
         // serial and firmware", "QEMU saw the doorbells the ring arithmetic

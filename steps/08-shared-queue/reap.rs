@@ -23,23 +23,26 @@ impl<P: Pending> QueuePair<P> {
     /// to its identifier's slot and gives the entries back to the
     /// controller. Returns how many there were.
     pub(super) fn reap_locked(&self, rings: &mut Rings<P>) -> u32 {
-        // TODO (exercise 1): Reap every new completion, with the lock held:
-        // 1. while `self.next_completion(&rings.cq)` gives `Ok(Some(cqe))`
-        //    (`Ok(None)`: nothing new; `Err`, a head outside the ring, which
-        //    the ring never gives: stop too):
-        //    advance the CQ ring (`rings.cq.advance()`), record how far the
-        //    controller consumed the SQ (`rings.sq.consumed_up_to(cqe.sq_head)`),
-        //    count it (every completion, whatever its slot), and hand it
-        //    over by its identifier
-        //    (`rings.slot(cqe.cid)`): a `Waiting` slot becomes
-        //    `Slot::Done(cqe)`, an `Abandoned` one `Slot::Free`, a block
-        //    request's (`Slot::Request`, from stage 13 on) goes to
-        //    `rings.finish_later(cqe)`, and any other is left alone;
-        // 2. if there were any: ring the CQ head doorbell once with the new
-        //    head (`self.ring_doorbell(rings, rings.cq.head(),
-        //    self.cq_doorbell)`; its result can only be dropped here) and add
-        //    them to `rings.reaped` (a `u64`: `u64::from(n)`);
-        // 3. return how many.
+        // TODO (exercise 1): Reap every new completion, with the lock held,
+        // and return how many there were. The contract:
+        // - reap until `self.next_completion(&rings.cq)` has nothing new
+        //   (`Ok(None)`; an `Err`, a head outside the ring, which the ring
+        //   never gives, stops it too);
+        // - each completion is consumed, and counted whatever its slot: the
+        //   CQ ring moves past it, and the SQ ring learns from its SQHD which
+        //   slots are free again;
+        // - it goes to its identifier's slot (`rings.slot(cqe.cid)`): a
+        //   `Waiting` submitter gets it (`Slot::Done`); an `Abandoned` slot,
+        //   whose submitter gave up, becomes `Free` (its cid is usable again
+        //   only now); a block request's (`Slot::Request`, from stage 13 on)
+        //   goes to `rings.finish_later`; any other slot is left alone;
+        // - the CQ head doorbell is rung once per call, with the final head,
+        //   and only if there was something new; its error has nowhere to
+        //   go (from stage 09 on an interrupt handler calls this);
+        // - `rings.reaped` (a `u64`) adds up every completion ever reaped.
+        // You have: `self.next_completion`, `rings.cq` and `rings.sq` (stage
+        // 06's rings), `rings.slot`, `Slot`, `rings.finish_later`,
+        // `self.ring_doorbell` with `self.cq_doorbell`.
         // Tests: "rnvme is bound to the NVMe controller ..." and the checks
         // after it; "QEMU saw the doorbells ring arithmetic predicts: ..."
         // checks the doorbell, "the polled waits reaped all ... completions"
