@@ -134,18 +134,27 @@ pub(crate) fn create<P: Pending>(
     count: u16,
     vectors: u32,
 ) -> Result<KVec<IoQueue<P>>> {
-    // TODO (exercise 1): For each qid in 1..=count:
-    // 1. `QueuePair::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)`;
-    // 2. its vector: `vector_of(qid, vectors)`;
-    // 3. Create I/O CQ (`admin_opc::CREATE_IO_CQ`): PRP1 = the queue's CQ address;
-    //    CDW10 = queue size, 0's based, in 31:16 and qid in 15:0; CDW11 =
-    //    the vector in 31:16, interrupts enabled (bit 1), physically
-    //    contiguous (bit 0);
-    // 4. then Create I/O SQ (`admin_opc::CREATE_IO_SQ`): PRP1 = the SQ address;
-    //    CDW10 as for the CQ; CDW11 = its CQ's ID (the same qid) in 31:16,
-    //    physically contiguous (bit 0);
-    // 5. submit both on `admin` (ADMIN_TIMEOUT), CQ first, and keep
-    //    `IoQueue { queue, vector }` in the vector you return.
+    // TODO (exercise 1): Create I/O queue pairs 1..=`count` and return
+    // them, in qid order, each as `IoQueue { queue, vector }` with its
+    // vector from `vector_of(qid, vectors)`. The contract (NVMe 1.4,
+    // section 5: Create I/O Completion Queue, Create I/O Submission Queue):
+    // - each pair is a `QueuePair` of IO_DEPTH entries for its qid, on the
+    //   controller's registers `regs`;
+    // - an SQ names the CQ it posts to, and the controller refuses an SQ
+    //   whose CQ does not exist yet: a pair's CQ comes first;
+    // - Create I/O CQ (`admin_opc::CREATE_IO_CQ`): PRP1 = the CQ's bus
+    //   address; CDW10 = the queue size, 0's based, in 31:16 and the qid in
+    //   15:0; CDW11 = the vector in 31:16, interrupts enabled (bit 1),
+    //   physically contiguous (bit 0). Without bit 1 the controller posts
+    //   completions but interrupts nobody;
+    // - Create I/O SQ (`admin_opc::CREATE_IO_SQ`): PRP1 = the SQ's bus
+    //   address; CDW10 as for the CQ; CDW11 = the ID of its CQ (the same
+    //   qid) in 31:16, physically contiguous (bit 0);
+    // - each admin command waits at most ADMIN_TIMEOUT; the first failure
+    //   (of an allocation or a command) is the error (`start` stops the
+    //   controller then).
+    // You have: `QueuePair::new`, `cq_address`, `sq_address`, `vector_of`,
+    // `Command`, `admin.submit`, `KVec`.
     // Tests: the "NAME: queue Q on vector V reads the host's pattern and reads
     // back its own write" checks and the checks after them, for each
     // controller.
@@ -171,10 +180,19 @@ pub(crate) fn delete<P: Pending>(
     admin: &AdminQueue,
     io: &[IoQueue<P>],
 ) -> Result<usize> {
-    // TODO (exercise 2): For each queue of `io`, last first: Delete I/O SQ
-    // (`admin_opc::DELETE_IO_SQ`), then Delete I/O CQ (`admin_opc::DELETE_IO_CQ`), each
-    // with the queue ID (`q.queue.qid()`) in CDW10, submitted on `admin`
-    // (ADMIN_TIMEOUT). Return how many queue pairs you deleted.
+    // TODO (exercise 2): Delete every I/O queue pair of `io` and return
+    // how many. The contract (NVMe 1.4, section 5: Delete I/O Submission
+    // Queue, Delete I/O Completion Queue):
+    // - a CQ cannot be deleted while an SQ still posts to it: each pair's
+    //   SQ goes (`admin_opc::DELETE_IO_SQ`) before its CQ
+    //   (`admin_opc::DELETE_IO_CQ`);
+    // - the pairs go in the reverse of the order `create` made them, last
+    //   first;
+    // - each command names its queue by ID (`q.queue.qid()`) in CDW10
+    //   15:0, and nothing else;
+    // - each waits at most ADMIN_TIMEOUT; the first failure is the error
+    //   (the controller is disabled right after anyway).
+    // You have: `Command`, `admin.submit`, `IoQueue`.
     // Tests: "NAME: unbind deletes the N I/O queue pairs" and "NAME: each SQ
     // deleted before its CQ (QEMU's trace)", for each controller.
     let _ = (

@@ -27,17 +27,26 @@ use crate::{
 /// Read), or fails it.
 pub(crate) fn finish<Z: Speedups>(r: InFlight<Z>, queue: &QueuePair<InFlight<Z>>, cqe: Completion) {
     // TODO (exercise 1): on a failed status (`io_error`), end the request
-    // with the matching error (`to_errno`), and log it with `pr_err!` (no
-    // device in a request), in exactly this form, which the test reads:
+    // with the matching error (`to_errno`); on success, send its next piece
+    // or, once every piece is in, end it. The contract:
+    // - a failed status is logged with `pr_err!` (no device in a request),
+    //   in exactly this form, which the test reads:
     //   rnvme: queue 1 tag 21: 0x02 at block 131072 failed: Target (SCT 0, SC 0x80)
-    // (queue id, command identifier, opcode as {:#04x}, the piece's first
-    // block, the `IoError` with {:?}, SCT, SC as {:#04x}). On success, count
-    // the piece as done, then issue the next piece's command
-    // (`InFlight::next_command`) on `queue` with the same identifier, or,
-    // when there is none, copy a Read's data out (`copy_out`) and end the
-    // request (`InFlight::end`). Every request must end exactly once, or
-    // `del_gendisk` waits forever.
-    // `make hint STEP=14` shows the shape, then a sketch.
+    //   (queue id, command identifier, opcode as {:#04x}, the piece's first
+    //   block, the `IoError` with {:?}, SCT, SC as {:#04x});
+    // - the piece that succeeded counts as done (`done`, `piece`) before
+    //   the next one is made: each piece starts where the last one ended;
+    // - the next piece goes on the same `queue` with the same command
+    //   identifier (the tag: the request keeps its bounce buffer);
+    // - a Read's data goes to the request (`copy_out`) only once every
+    //   piece is in;
+    // - every request ends exactly once (`InFlight::end`), with success or
+    //   its error (a piece that cannot be made or issued included), or
+    //   `del_gendisk` waits forever; one that lives on in the queue's slot
+    //   must not end here.
+    // You have: `io_error`, `to_errno`, `InFlight::next_command`,
+    // `copy_out` and `end`, `QueuePair::issue` (which gives the `InFlight`
+    // back on an error).
     // Tests: "MDTS 16 KiB: the pattern reads back in 1 MiB reads" and the
     // checks after it; a failed status: "a read past the namespace's end
     // fails in user space ..." and "rnvme logs the controller's status: ...".
