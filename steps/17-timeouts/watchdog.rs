@@ -159,18 +159,31 @@ impl<P: Pending> Watched<P> {
     /// is still there a timeout later, the controller is given up. Returns
     /// the request being aborted, if any.
     fn check(&self, aborted: Option<Aborted>) -> Option<Aborted> {
-        // TODO (exercise 1): find, on each I/O queue, the request in flight
-        // the longest (`oldest_request`). Older than `self.timeout`: say so
-        // with `dev_warn!` in this form, which the test reads:
-        //   queue 1 command 3: no completion after 1024 ms, aborting it
-        // then send an Abort (`Command::abort`) for it on the admin queue
-        // (ABORT_TIMEOUT); if the controller aborted it (result bit 0
-        // clear) return it (`Aborted`, with the time), else give the
-        // controller up ("the controller did not abort a timed-out
-        // command"; "the Abort command failed" if it failed). The request
-        // aborted already: give up only once it has had a timeout to end
-        // ("a timed-out command was not ended"). Return what is being
-        // aborted now (None when nothing has timed out).
+        // TODO (exercise 1): Look for a request in flight too long on the
+        // I/O queues; abort it, or give the controller up. Return the
+        // request being aborted now, if any. The contract:
+        // - a request has timed out when it is the oldest in flight on its
+        //   queue (`oldest_request`) and at least `self.timeout` old; one
+        //   look deals with one such request at most;
+        // - a newly timed-out request is logged with `dev_warn!` in this
+        //   form, which the test reads:
+        //     queue 1 command 3: no completion after 1024 ms, aborting it
+        //   then aborted on the admin queue (`Command::abort`, waiting at
+        //   most ABORT_TIMEOUT). The controller aborted it if the result's
+        //   bit 0 is clear (its completion, with an error, comes on its own
+        //   queue): return it as an `Aborted`, with the time of the Abort;
+        // - the request `aborted` names is not aborted again: it has a
+        //   timeout from its Abort to end;
+        // - the controller is given up (`give_up`, with the reason) and
+        //   `None` returned when it did not abort the request (bit 0 set:
+        //   "the controller did not abort a timed-out command"), when the
+        //   Abort failed ("the Abort command failed"), or when an aborted
+        //   request still has not ended a timeout after its Abort ("a
+        //   timed-out command was not ended");
+        // - nothing timed out: `None` (what was aborted has ended).
+        // You have: `self.io` (each with `oldest_request` and `qid`),
+        // `Command::abort`, `self.admin.submit`, `self.give_up`, `Aborted`,
+        // `Instant`.
         // Tests: "a request without completion after 1 s is aborted" and
         // the checks after it in make check STEP=17.
         let _ = (Command::abort, ABORT_TIMEOUT);

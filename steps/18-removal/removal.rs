@@ -36,15 +36,21 @@ use crate::{
 /// is still open, hands what is left of it to the lingering work, so that
 /// `rmmod` waits until its last user has closed it.
 pub(crate) fn delete_disk<Z: Speedups>(dev: &Device, disk: &Mutex<Option<SendDisk<Z>>>) {
-    // TODO (exercise 1): take the disk out of `disk` (none: return). Take
-    // a hold on its block device (`OpenDisk::of(disk.gen_disk())`) while
-    // the disk exists, delete the disk (drop it) and log "disk rnvmeXn1
-    // deleted" (`dev_info!`, X its number); then ask the hold whether the
-    // disk is still open (`OpenDisk::is_open`). Why after the deletion,
-    // and not before? If it is, hand the hold to
-    // `lingering::linger(open, "rnvme", number)`, which logs "rnvmeXn1 is
-    // still open (mounted?): deleted, its I/O fails; rmmod waits until it
-    // is closed"; log its error, if any, with `dev_err!`.
+    // TODO (exercise 1): Delete the disk in `disk`, if there is one, and
+    // keep the module while it is still open. The contract:
+    // - the disk leaves `disk` (none there: nothing to do) and is deleted
+    //   by dropping it (`del_gendisk` waits for its requests in flight);
+    //   then "disk rnvmeXn1 deleted" is logged (`dev_info!`, X its number);
+    // - "is it still open?" is asked of a hold on its block device
+    //   (`OpenDisk`), which only a disk that exists can give; the answer
+    //   must be final: nobody may open the disk after you asked. When is
+    //   that true?
+    // - still open: the hold goes to `lingering::linger(open, "rnvme",
+    //   number)`, which logs "rnvmeXn1 is still open (mounted?): deleted,
+    //   its I/O fails; rmmod waits until it is closed" and makes `rmmod`
+    //   wait; its error, if any, is logged with `dev_err!`.
+    // You have: `SendDisk::number` and `gen_disk`, `OpenDisk::of` and
+    // `OpenDisk::is_open`, `lingering::linger`.
     // Until then, this deletes the disk as stage 17 does: `rmmod` with the
     // disk mounted does not wait (and the kernel would crash at umount).
     // Tests: "rmmod with the disk mounted waits", "rnvme says why", "after

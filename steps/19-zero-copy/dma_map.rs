@@ -109,15 +109,19 @@ impl Mapping {
         to_device: bool,
         sgl: bool,
     ) -> Option<KBox<Mapping>> {
-        // TODO (exercise 1): box a `Mapping` (GFP_NOWAIT; no memory: None),
-        // then walk the request's pages with `request::for_each_page`. Note
-        // whether each piece keeps the PRP shape (the first starts dword
-        // aligned, every other one at offset 0 of its page, and every one
-        // but the last ends at the end of its page; `prp_shape`); a piece
-        // that breaks it is fine only with `sgl` (then whole dwords). Stop
-        // at MAX_PIECES. Map each with `dma_map_page_attrs`
-        // (DMA_MAPPING_ERROR: failed) and record it at once, so that a
-        // failure later unmaps it (drop). Any failure: None.
+        // TODO (exercise 1): Map the request's pages for the controller,
+        // one page piece at a time, or return `None` (the bounce buffer). The
+        // contract: the `Mapping` is boxed with GFP_NOWAIT (no memory:
+        // `None`). PRPs fit (`prp_shape`) while the first piece starts dword
+        // aligned, every other one at offset 0 of its (4 KiB) page, and every
+        // one but the last ends at the end of its page; a piece that breaks
+        // that is fine only with `sgl`, in whole dwords. More than MAX_PIECES,
+        // a shape neither takes, a failed mapping (DMA_MAPPING_ERROR), or no
+        // piece at all: `None`. Every piece mapped (in the direction
+        // `to_device` says) is recorded at once, so that the `Mapping`'s drop
+        // unmaps it, also when the request is refused half-way.
+        // You have: `request::for_each_page`, `bindings::dma_map_page_attrs`,
+        // `DataDirection`, `KBox`, the `Mapping`'s fields and its `Drop`.
         // Tests: "zero copy: ...", "... through an SGL" and "zero copy with
         // PRPs and with SGLs".
         let _ = (
