@@ -125,25 +125,26 @@ impl TcpListener {
     ///
     /// Fails with `EADDRINUSE` when another socket listens on that port.
     pub(crate) fn listen(addr: [u8; 4], port: u16, backlog: u32) -> Result<Self> {
-        // TODO (exercise 1): Create, bind and listen, returning each step's
-        // error with `?`:
-        // - `Socket::new_tcp()?` gives a new TCP socket (released on drop,
-        //   so an early return cleans up by itself);
-        // - let the port be reused while old connections linger in TIME_WAIT:
-        //   call `sock_set_reuseaddr` (declared at the top of this file) on
-        //   the socket's `struct sock`, `(*sock.as_ptr()).sk`;
-        // - build a `bindings::sockaddr_in`: `sin_family` is `AF_INET`,
-        //   `sin_port` the port in network byte order (`port.to_be()`),
-        //   `sin_addr.s_addr` the four bytes of `addr` as they are
-        //   (`u32::from_ne_bytes(addr)`), the rest `..Default::default()`;
-        // - `bindings::kernel_bind(sock.as_ptr(), (&raw mut sin).cast(), len)`
-        //   with `len` the size of a `sockaddr_in` as a `c_int`; its negative
-        //   return is the errno (`to_result`): EADDRINUSE when the port is
-        //   taken;
-        // - `bindings::kernel_listen(sock.as_ptr(), backlog)` (a `c_int`:
-        //   convert with `c_int::try_from(backlog)?`);
-        // - return `Self { sock }`, with an `// INVARIANT:` comment.
-        // Every `unsafe` block needs its `// SAFETY:` comment.
+        // TODO (exercise 1): Make a TCP socket that listens on `addr`,
+        // `port`, with a queue of up to `backlog` connections, and return
+        // it. The contract:
+        // - each failure returns the kernel's own error, unchanged (a port
+        //   another socket listens on: EADDRINUSE, which `init` reports),
+        //   and leaks nothing (a `Socket` is released when dropped);
+        // - a reloaded module can listen on the port at once, while old
+        //   connections linger in TIME_WAIT (SO_REUSEADDR);
+        // - the address is IPv4 (`AF_INET`): the port in network byte
+        //   order, `addr`'s four bytes as they are (already in network
+        //   order), the rest of the `sockaddr_in` zero;
+        // - a `backlog` beyond a `c_int` is an error, never a wrapped value;
+        // - an `// INVARIANT:` comment says why the result keeps
+        //   `TcpListener`'s invariant; each `unsafe` block has its
+        //   `// SAFETY:`.
+        // You have: `Socket::new_tcp` and `Socket::as_ptr`;
+        // `sock_set_reuseaddr` (top of this file), on the socket's `struct
+        // sock`, `(*sock.as_ptr()).sk`; `bindings::sockaddr_in`,
+        // `bindings::kernel_bind` and `bindings::kernel_listen` (0 or a
+        // negative errno: `to_result`); `c_int`.
         // Tests: "insmod rtcp port=7007" (the stage stops there while it fails)
         // and every check after it; "insmod on a port another program listens
         // on fails with EADDRINUSE" and "and the kernel log says why, naming
@@ -208,13 +209,19 @@ impl TcpStream {
     /// Returns the number of bytes received, at most `buf.len()`; 0 means
     /// the peer closed its end (or the stream was shut down).
     pub(crate) fn recv(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO (exercise 2): Receive with
-        // `bindings::kernel_recvmsg(sock, &mut msg, &mut vec, 1, len, 0)`:
-        // - `msg` is an empty `bindings::msghdr::default()`;
-        // - `vec` is one `bindings::kvec` describing `buf`: `iov_base` from
-        //   `buf.as_mut_ptr().cast()`, `iov_len` its length;
-        // - the return value is a byte count or a negative errno: turn it into
-        //   a `Result<usize>` with `len_or_error`. 0 means end of stream.
+        // TODO (exercise 2): Receive into `buf`, waiting until at least one
+        // byte has come, and return how many came. The contract:
+        // - at most `buf.len()` bytes, straight into `buf` (the kernel is
+        //   told no more room than `buf` has);
+        // - 0 is the end of the stream: the peer closed its end, or the
+        //   stream was shut down;
+        // - the kernel returns a byte count or a negative errno: the errno
+        //   is the error (`len_or_error`);
+        // - the `// SAFETY:` comment says why the kernel may write to `buf`
+        //   during the call and keeps no pointer after it.
+        // You have: `bindings::kernel_recvmsg(sock, msg, vec, num, len,
+        // flags)`, `bindings::msghdr` (empty: `default()`), `bindings::kvec`
+        // (`iov_base`, `iov_len`), `len_or_error`.
         // Tests: the echo checks: "one client: 15 sizes from 0 bytes to 1 MiB,
         // partial sends and receives", "8 concurrent clients, each 15 sizes",
         // "clients that disconnect abruptly do not disturb the server", "6
@@ -229,13 +236,14 @@ impl TcpStream {
     /// Sends from `buf`; returns how many bytes were sent, which may be
     /// fewer than `buf.len()`.
     pub(crate) fn send(&self, buf: &[u8]) -> Result<usize> {
-        // TODO (exercise 2): The mirror image of `recv`, with
-        // `bindings::kernel_sendmsg(sock, &mut msg, &mut vec, 1, len)`:
-        // - set `msg_flags: bindings::MSG_NOSIGNAL` in the `msghdr` (a peer
-        //   that went away is an EPIPE error, nothing else);
-        // - `kvec` has no const variant: `buf.as_ptr().cast_mut().cast()`
-        //   (the kernel only reads through it; say so in the SAFETY comment);
-        // - the result may be fewer bytes than `buf.len()`.
+        // TODO (exercise 2): The mirror image of `recv`: send from `buf`,
+        // and return how many bytes went, maybe fewer than `buf.len()`. A
+        // peer that went away is an EPIPE error, nothing else (no SIGPIPE:
+        // `bindings::MSG_NOSIGNAL`). `kvec` has no const variant, so its
+        // pointer to the shared `buf` is a `*mut`: the `// SAFETY:` comment
+        // says why that is sound (the kernel only reads through it).
+        // You have: `bindings::kernel_sendmsg(sock, msg, vec, num, len)`
+        // (flags in `msg.msg_flags`), what `recv` uses.
         // Tests: the echo checks ("one client: 15 sizes ...", "8 concurrent
         // clients, each 15 sizes", "clients that disconnect abruptly ...", "6
         // clients connected ...", "loaded on another port, it echoes there").

@@ -85,20 +85,25 @@ impl WorkItem for Task {
 
     /// Polls the future once.
     fn run(this: Arc<Task>) {
-        // TODO (exercise 2): Poll the task's future once (about 20 lines):
-        // - `this.state.start()` returns false when the task was cancelled
-        //   while it was queued: then return at once;
-        // - make a waker for this task, `waker::new(this.clone())`, and a
-        //   `Context::from_waker(&waker)`;
-        // - lock `this.future`; if it holds `Some(f)`, poll it:
-        //   `match &mut *future { Some(f) => f.as_mut().poll(&mut cx).is_ready(),
-        //   None => true }` (`None` counts as ready; not `future.as_mut()`:
-        //   the lock guard has an `as_mut` of its own, which returns a `Pin`);
-        // - when ready, set the future to `None` (drop it here, in process
-        //   context), and unlock;
-        // - `this.state.end(ready)` returns true when a wake arrived during
-        //   the poll: queue the task again, `this.executor.enqueue(this.clone())`;
-        // - when ready, `this.executor.unregister(&this)`.
+        // TODO (exercise 2): Poll the task's future once, with a waker that
+        // queues the task again (about 20 lines). The contract:
+        // - a task cancelled while it was queued (`this.state.start()` says
+        //   so) is not polled;
+        // - the future is polled with `this.future`'s lock held, in a
+        //   `Context` whose waker is this task's (`waker::new`); a future
+        //   already gone (`None`) counts as ready;
+        // - a ready future is dropped here, in process context, not by
+        //   whoever drops the last waker (maybe an interrupt handler);
+        // - every poll that started ends with `this.state.end(ready)`, the
+        //   lock released; when it says a wake came during the poll, the
+        //   task is queued again (`this.executor.enqueue`), or that wake is
+        //   lost;
+        // - a task whose future is ready leaves the executor
+        //   (`this.executor.unregister`).
+        // You have: `TaskState::start` and `end`, `waker::new`,
+        // `Context::from_waker`, `Future::poll`, `Executor::enqueue` and
+        // `unregister`. Match on `&mut *future`, not `future.as_mut()`: the
+        // lock guard has an `as_mut` of its own.
         // Tests: "10000 short tasks run, each yields once, and one task joins
         // them all" (the stage stops there while it fails) and the checks after
         // it.

@@ -45,12 +45,15 @@ fn vtable<W: Wake>() -> &'static RawWakerVTable {
 /// A waker that wakes `task` (`W::wake`) when woken. It owns the reference
 /// `task`.
 pub(crate) fn new<W: Wake>(task: Arc<W>) -> Waker {
-    // TODO (exercise 1): Turn `task` into the waker's data pointer with
-    // `Arc::into_raw(task).cast::<()>()`, and build the waker with
-    // `Waker::from_raw(RawWaker::new(data, vtable::<W>()))` (an `unsafe` call: say
-    // in its `// SAFETY:` comment why the four functions below keep
-    // `RawWaker`'s contract). Until then every task gets a waker that does
-    // nothing, so no task ever runs a second time.
+    // TODO (exercise 1): Make a waker that owns `task`'s reference: its
+    // data pointer is that reference, given up as a raw pointer, and its
+    // table is `vtable::<W>()`. `Waker::from_raw` is `unsafe`: its
+    // `// SAFETY:` comment says why the four functions below keep
+    // `RawWaker`'s contract (a clone is an equivalent waker, wake and drop
+    // consume one, every function may run on any thread).
+    // You have: `Arc::into_raw`, `RawWaker::new`, `Waker::from_raw`.
+    // Until then every task gets a waker that does nothing, so no task ever
+    // runs a second time.
     // Tests: "10000 short tasks run, each yields once, and one task joins them
     // all" (the stage stops there while it fails) and "no task failed"; a
     // reference count off by one shows in "kernel log has no oops, warning,
@@ -67,12 +70,12 @@ pub(crate) fn new<W: Wake>(task: Arc<W>) -> Waker {
 /// `data` comes from [`Arc::into_raw`] on an `Arc<W>` whose reference the
 /// calling waker still owns.
 unsafe fn clone<W: Wake>(data: *const ()) -> RawWaker {
-    // TODO (exercise 1): Borrow the task without taking the caller's reference:
-    // `core::mem::ManuallyDrop::new(unsafe { Arc::from_raw(data.cast::<W>()) })`,
-    // clone the `Arc` inside (one more reference, for the new waker):
-    // `let copy: Arc<W> = (*task).clone();` (`task.clone()` would clone the
-    // `ManuallyDrop` wrapper), and return
-    // `RawWaker::new(Arc::into_raw(copy).cast::<()>(), vtable::<W>())`.
+    // TODO (exercise 1): A second waker for the same task, with a reference
+    // of its own: the count goes up by one, and the calling waker keeps its
+    // reference (nothing here may give it up).
+    // You have: `Arc::from_raw` (the reference back as an `Arc`: dropping
+    // that gives it up), `core::mem::ManuallyDrop`, `Arc::into_raw`,
+    // `RawWaker::new`, `vtable::<W>()`.
     // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
     // one: "kernel log has no oops, ..." or "kmemleak: ...".
     RawWaker::new(data, vtable::<W>())
@@ -84,8 +87,9 @@ unsafe fn clone<W: Wake>(data: *const ()) -> RawWaker {
 ///
 /// As for [`clone`]; the caller gives up its reference.
 unsafe fn wake<W: Wake>(data: *const ()) {
-    // TODO (exercise 1): Take the reference back (`Arc::from_raw`) and hand it
-    // to `W::wake(task)`, which consumes it.
+    // TODO (exercise 1): Wake the task, and give up this waker's reference
+    // with it: the count goes down by one.
+    // You have: `Arc::from_raw`, `W::wake` (which consumes an `Arc<W>`).
     // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
     // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = (data, W::wake);
@@ -97,8 +101,10 @@ unsafe fn wake<W: Wake>(data: *const ()) {
 ///
 /// As for [`clone`].
 unsafe fn wake_by_ref<W: Wake>(data: *const ()) {
-    // TODO (exercise 1): As in `clone`, borrow the task through `ManuallyDrop`,
-    // then call `W::wake_by_ref(&task)`.
+    // TODO (exercise 1): Wake the task and keep the waker: the count is the
+    // same when this returns.
+    // You have: what `clone` uses, `W::wake_by_ref` (which takes an
+    // `&Arc<W>`).
     // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
     // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = data;
@@ -110,9 +116,10 @@ unsafe fn wake_by_ref<W: Wake>(data: *const ()) {
 ///
 /// As for [`clone`]; the caller gives up its reference.
 unsafe fn drop<W: Wake>(data: *const ()) {
-    // TODO (exercise 1): Take the reference back and drop it:
-    // `core::mem::drop(unsafe { Arc::from_raw(..) })` (in here, plain `drop`
-    // is this very function).
+    // TODO (exercise 1): Give up this waker's reference: the count goes down
+    // by one (the last reference frees the task).
+    // You have: `Arc::from_raw`, `core::mem::drop` (in here, plain `drop` is
+    // this very function).
     // Tests: "10000 short tasks run, ..." and "no task failed"; a count off by
     // one: "kernel log has no oops, ..." or "kmemleak: ...".
     let _ = data;

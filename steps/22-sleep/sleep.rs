@@ -119,18 +119,23 @@ impl Future for Sleep {
     type Output = ();
 
     fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        // TODO (exercise 1): Ready once the timer fired; otherwise make sure it
-        // wakes us:
-        // - lock `self.alarm.state`; if `fired`, return `Poll::Ready(())`;
-        // - otherwise store a clone of `cx.waker()` in `waker` *before*
-        //   unlocking: the callback takes the same lock, so it finds the waker
-        //   whenever it fires (a waker stored after the check could miss it);
-        //   then unlock: end the guard's scope (a `{ }` block) before you
-        //   touch `self.timer` (the guard borrows `self`);
-        // - on the first poll (`self.timer` is `None`), start the timer:
-        //   `self.alarm.clone().start(self.duration)`, and keep the handle in
-        //   `self.timer` (dropping the handle cancels the timer);
-        // - return `Poll::Pending`.
+        // TODO (exercise 1): Ready once the timer has fired; otherwise
+        // Pending, with the timer sure to wake this task. The contract:
+        // - no lost wakeup: the timer's callback, under the lock of
+        //   `self.alarm.state`, sets `fired` and wakes the waker stored
+        //   there. A poll that returns Pending has its waker there before
+        //   the callback can look: a waker stored after an unlocked check
+        //   could come too late;
+        // - the waker stored is this poll's (`cx.waker()`): the task may
+        //   have a new one since the last poll;
+        // - the timer is started once, at the first poll, for
+        //   `self.duration`, and its handle kept in `self.timer` (dropping
+        //   the handle cancels the timer: a `Sleep` dropped early leaves no
+        //   timer behind);
+        // - the state's lock guard borrows `self`: it must be gone before
+        //   `self.timer` is touched.
+        // You have: `self.alarm.state` (`fired`, `waker`), `cx.waker()`,
+        // `Arc<Alarm>`'s `HrTimerPointer::start`, `self.timer`.
         // Tests: "16 sleepers (50 ms to 800 ms, spawned longest first) wake in
         // the order of their deadlines, none early", "on one worker they slept
         // side by side: ...", "no sleeper woke early or out of turn" and "and

@@ -149,17 +149,24 @@ impl<S: AsSocket> Watched<S> {
     /// changes.
     pub(crate) fn poll_ready(&self, cx: &mut Context<'_>, mask: u32) -> Poll<()> {
         let (waiter, sock) = (&self.waiter, self.sock.socket());
-        // TODO (exercise 1): Decide, without losing a wakeup (about 12 lines):
-        // - first store a clone of `cx.waker()` in `self.waker`:
-        //   `let old = waiter.waker.lock().replace(cx.waker().clone());` (the
-        //   guard ends at the `;`), then `drop(old)`, outside the lock;
-        // - then look at the socket: `sock.readiness()` is a `POLL*` mask;
-        // - if it has a bit of `mask | bindings::POLLERR | bindings::POLLHUP`,
-        //   take the waker back out (we are not waiting after all) and return
-        //   `Poll::Ready(())`; otherwise `Poll::Pending`: `sock_wake` will
-        //   wake the waker when the socket's state changes.
-        // Why this order: looking first and storing second loses a change
-        // that happens in between; no wake would ever come.
+        // TODO (exercise 1): Ready if the socket is ready for `mask`;
+        // otherwise Pending, with `sock_wake` sure to wake this task (about
+        // 12 lines). The contract:
+        // - ready: `sock.readiness()`, a `POLL*` mask, has a bit of `mask`,
+        //   or POLLERR or POLLHUP (errors and hang-ups always count: the
+        //   operation will not block);
+        // - no lost wakeup: `sock_wake` wakes the waker stored in
+        //   `waiter.waker` at each change of the socket's state. A change
+        //   between your look at the socket and your return must still wake
+        //   the task: which comes first, storing the waker or looking?
+        // - the waker stored is this poll's (`cx.waker()`); the one it
+        //   replaces is dropped outside the lock (dropping a waker can run
+        //   any code);
+        // - a Ready return leaves no waker stored: the task is not waiting
+        //   after all.
+        // You have: `waiter.waker` (a `SpinLockIrq<Option<Waker>>`),
+        // `sock.readiness()`, `cx.waker()`, `bindings::POLLERR` and
+        // `bindings::POLLHUP`.
         // Tests: "a client is greeted" (until the accept task is woken, no
         // connection is served and the stage stops there) and every check
         // after it; "a greeted client that stays silent keeps its
@@ -192,15 +199,19 @@ unsafe extern "C" fn sock_wake(
     _flags: c_int,
     _key: *mut c_void,
 ) -> c_int {
-    // TODO (exercise 2): Wake the task waiting on this socket (about 10 lines):
-    // - get the `SockWaiter` from `entry` with `kernel::container_of!`: the
-    //   entry is the waiter's `entry` field, an
-    //   `Opaque<bindings::wait_queue_entry>`, so pass
-    //   `entry.cast::<Opaque<bindings::wait_queue_entry>>()` (an `unsafe`
-    //   block, whose safety comment says why the waiter is alive);
-    // - take the waker out of `waiter.waker` (lock, `take()`), unlock, and
-    //   wake it if there was one.
-    // Not an exclusive wait: return 0 (the kernel goes on waking the others).
+    // TODO (exercise 2): Wake the task waiting on this socket, if there is
+    // one (about 10 lines). The contract:
+    // - `entry` is the `entry` field, an `Opaque<bindings::wait_queue_entry>`,
+    //   of a live `SockWaiter` (this function's `# Safety`): the waiter is
+    //   reached from it, in an `unsafe` block whose `// SAFETY:` says why
+    //   the waiter is alive;
+    // - its stored waker wakes once: it is taken out of `waiter.waker`, and
+    //   woken after that lock is released (this runs in softirq context,
+    //   under the wait queue's lock: waking only queues a work item);
+    // - not an exclusive wait: return 0, and the kernel goes on waking the
+    //   other entries.
+    // You have: `kernel::container_of!`, `SockWaiter`'s `waker`,
+    // `Waker::wake`.
     // Tests: "a client is greeted" (until the accept task is woken, no
     // connection is served and the stage stops there) and every check after it.
     let _ = entry;

@@ -36,11 +36,17 @@ impl AsyncStream {
     // ANCHOR: read
     /// Reads into `buf` once something has arrived; 0 means end of stream.
     pub(crate) async fn read(&self, buf: &mut [u8]) -> Result<usize> {
-        // TODO (exercise 1): Loop like `AsyncListener::accept` (stage 23):
-        // `self.stream.get().try_recv(buf)`; on `EAGAIN` await
-        // `self.stream.ready(mask)` with `mask` =
-        // `bindings::POLLIN | bindings::POLLRDHUP` and try again; anything
-        // else (bytes, 0 for the end, an error) is the result.
+        // TODO (exercise 1): Receive into `buf`; when nothing has come yet,
+        // the task waits (awaits), never the worker. The contract:
+        // - the result is the first receive that does not block: a byte
+        //   count, 0 for the end of the stream, or an error;
+        // - a receive that would block (`EAGAIN`) is no result: wait until
+        //   the socket has data or its peer has closed its end (POLLRDHUP:
+        //   a half-closed socket must wake its reader), then try again.
+        // You have: `self.stream.get().try_recv` (non-blocking),
+        // `self.stream.ready(mask)` (a future), `bindings::POLLIN` and
+        // `bindings::POLLRDHUP`; `AsyncListener::accept` (stage 23) waits
+        // the same way.
         // Tests: "a client gets its echo" (the stage stops there while it
         // fails) and the echo checks after it: "one client: 15 sizes ...", "8
         // concurrent clients, each 15 sizes", "256 connections open at once on
@@ -52,14 +58,17 @@ impl AsyncStream {
 
     /// Writes all of `buf`, waiting for buffer space as often as it takes.
     pub(crate) async fn write_all(&self, buf: &[u8]) -> Result {
-        // TODO (exercise 2): Until `buf` is empty:
-        // `self.stream.get().try_send(buf)`:
-        // - `Ok(0)` on a non-empty buffer: the connection is gone, `EPIPE`;
-        // - `Ok(sent)`: go on with `buf = buf.get(sent..).ok_or(EINVAL)?;`
-        //   (make the parameter `mut buf`);
-        // - `EAGAIN`: the send buffer is full: await
-        //   `self.stream.ready(bindings::POLLOUT)`;
-        // - any other error is the result.
+        // TODO (exercise 2): Send every byte of `buf`, waiting for buffer
+        // space as often as it takes; the task waits, never the worker. The
+        // contract:
+        // - a send may take part of `buf`: the rest goes next;
+        // - a send that takes 0 bytes of a non-empty buffer means the
+        //   connection is gone: EPIPE (else this loops for ever);
+        // - a full send buffer (`EAGAIN`) is no error: wait until the socket
+        //   is writable (POLLOUT), then go on;
+        // - any other error is the result; no index may panic.
+        // You have: `self.stream.get().try_send` (non-blocking),
+        // `self.stream.ready(mask)`, `bindings::POLLOUT`, `<[u8]>::get`.
         // Tests: "a client gets its echo" (the stage stops there while it
         // fails) and the echo checks after it: "one client: 15 sizes from 0
         // bytes to 1 MiB, partial sends and receives", "a slow reader, a
