@@ -37,10 +37,10 @@ mod task_state;
 mod waker;
 // Stage 23's files, unchanged: the sockets that do not wait, and the
 // reactor (with the listener and its `accept`).
-#[path = "../../solutions/lib/kshim/socket.rs"]
-mod socket;
 #[path = "../../solutions/23-reactor/reactor.rs"]
 mod reactor;
+#[path = "../../solutions/lib/kshim/socket.rs"]
+mod socket;
 // New in stage 24: the connections' futures.
 mod async_socket;
 

@@ -263,7 +263,12 @@ impl AsyncListener {
 /// 9P server of stages 26 to 31): checks the two parameters they all take,
 /// `port` (1..=65535) and `workers` (1..=64), listens on `addr:port` and
 /// hooks the listener up to the reactor. Logs why not.
-pub(crate) fn listen(addr: [u8; 4], port: u16, workers: u32, backlog: u32) -> Result<AsyncListener> {
+pub(crate) fn listen(
+    addr: [u8; 4],
+    port: u16,
+    workers: u32,
+    backlog: u32,
+) -> Result<AsyncListener> {
     if port == 0 || !(1..=64).contains(&workers) {
         pr_err!("out of range: port 1..=65535, workers 1..=64\n");
         return Err(EINVAL);
@@ -276,7 +281,15 @@ pub(crate) fn listen(addr: [u8; 4], port: u16, workers: u32, backlog: u32) -> Re
                 port
             );
         } else {
-            pr_err!("cannot listen on {}.{}.{}.{}:{}: {:?}\n", a, b, c, d, port, e);
+            pr_err!(
+                "cannot listen on {}.{}.{}.{}:{}: {:?}\n",
+                a,
+                b,
+                c,
+                d,
+                port,
+                e
+            );
         }
     })?;
     AsyncListener::new(listener)
