@@ -122,8 +122,8 @@ impl Mapping {
         // unmaps it, also when the request is refused half-way.
         // You have: `request::for_each_page`, `bindings::dma_map_page_attrs`,
         // `DataDirection`, `KBox`, the `Mapping`'s fields and its `Drop`.
-        // Tests: "zero copy: ...", "... through an SGL" and "zero copy with
-        // PRPs and with SGLs".
+        // Tests: "zero copy: ...", "... through an SGL", "zero copy with
+        // PRPs and with SGLs" and "every DMA mapping was undone ...".
         let _ = (
             dev,
             rq,
