@@ -36,8 +36,14 @@ import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
+# A space between words, also where a line wraps: the break and the next
+# line's indentation and comment leader (`#`, `//`, `///`, `//!`, `*`), so
+# that "stages 16 to\n# 19" is one list.
+SP = r"(?:[ \t]+|[ \t]*\n[ \t]*(?:(?://[/!]?|#|\*)[ \t]*)?)"
 # Words after which a number (or a list of numbers) names stages.
-WORDS = r"(?:[Ss]tages? |[Cc]hapters? |[Ss]teps? |stage-|STEP=|check-|run-|--check |generated/)"
+WORDS = r"(?:(?:[Ss]tages?|[Cc]hapters?|[Ss]teps?)" + SP + r"|stage-|STEP=|check-|run-|--check |generated/)"
+# What joins the numbers of a list: "14, 15 and 16", "14 to 16", "14-16".
+JOIN = r"(?:," + SP + r"|" + SP + r"(?:and|to|or)" + SP + r"|-|–)"
 
 
 def stages():
@@ -94,7 +100,8 @@ def main():
     folder = re.compile(r"\b(\d\d)([- ])(" + slugs + r")\b")
     # A list of stage numbers after a word that names stages: "stages 08 to
     # 10", "stage 09's", "stages 04, 05, 06 and 07", "stages 14-16".
-    numlist = re.compile(r"(" + WORDS + r")(\d\d(?:(?:, | and | to | or |-|–)\d\d)*)\b")
+    # The list may wrap onto the next line (SP, JOIN).
+    numlist = re.compile(r"(" + WORDS + r")(\d\d(?:" + JOIN + r"\d\d)*)\b")
 
     def fix_folder(m):
         n = int(m.group(1))
