@@ -295,11 +295,13 @@ run_jobs() {
 			local k
 			while :; do
 				k=$(
-					flock 8
-					read -r k <"$next"
-					echo $((k + 1)) >"$next"
-					echo "$k"
-				) 8>"$next.lock"
+					{
+						flock 8
+						read -r k <"$next"
+						echo $((k + 1)) >"$next"
+						echo "$k"
+					} 8>"$next.lock"
+				)
 				[ "$k" -lt ${#jobs[@]} ] || break
 				run_job "$k" "${jobs[$k]}"
 			done
