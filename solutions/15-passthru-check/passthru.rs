@@ -199,10 +199,15 @@ pub(crate) enum Refused {
     /// A field the driver does not support is set (flags, metadata), or the
     /// data does not fit the command: `EINVAL`.
     Invalid,
-    /// The command would take the driver's own queues or controller state
-    /// from under it (creating or deleting queues, Abort, Doorbell Buffer
-    /// Config): `EPERM`.
-    DriverOwned,
+    /// The command is not one user space may send through this driver,
+    /// whatever its fields say: it would take the driver's own queues or
+    /// controller state from under it (the queues, Abort, Doorbell Buffer
+    /// Config, Asynchronous Event Request), change what the driver knows
+    /// of the namespace or the controller while it drives them (Format
+    /// NVM, Sanitize, Firmware Commit, Namespace Management), or do what
+    /// nothing tells the driver (vendor-specific and reserved opcodes):
+    /// `EPERM`.
+    Forbidden,
 }
 
 // ANCHOR: check
@@ -217,9 +222,12 @@ pub(crate) enum Refused {
 /// apply (the first that refuses decides):
 /// 1. `flags`, `metadata` and `metadata_len` must be 0 (not supported):
 ///    else `Invalid`.
-/// 2. On the admin queue, queue management (Create/Delete I/O SQ/CQ),
-///    Abort and Doorbell Buffer Config belong to the driver: `DriverOwned`,
-///    whatever else the command says.
+/// 2. On the admin queue, only the commands that ask the controller
+///    something, and change nothing the driver relies on, are user
+///    space's: Get Log Page, Identify, Get Features, Set Features and Keep
+///    Alive. Any other admin opcode is `Forbidden`, whatever else the
+///    command says (an allow-list: a new or vendor opcode is refused, not
+///    guessed at).
 /// 3. The data direction is the opcode's bits 1:0: 00 none, 01 to the
 ///    device, 10 from it; 11 (both ways) is `Invalid` with data, and a
 ///    command without data when `data_len` is 0.
@@ -249,18 +257,22 @@ pub(crate) fn check(
     if c.flags != 0 || c.metadata != 0 || c.metadata_len != 0 {
         return Err(Refused::Invalid);
     }
+    // Format NVM would change the block size the driver sized its disk
+    // and its checks with, Sanitize and Namespace Management the data and
+    // the capacity under the disk, Firmware Commit may reset the
+    // controller, an Asynchronous Event Request waits for an event that
+    // may never come: none of them is user space's to send.
     if target == Target::Admin
-        && matches!(
+        && !matches!(
             c.opcode,
-            admin_opc::DELETE_IO_SQ
-                | admin_opc::CREATE_IO_SQ
-                | admin_opc::DELETE_IO_CQ
-                | admin_opc::CREATE_IO_CQ
-                | admin_opc::ABORT
-                | admin_opc::DOORBELL_BUFFER_CONFIG
+            admin_opc::GET_LOG_PAGE
+                | admin_opc::IDENTIFY
+                | admin_opc::GET_FEATURES
+                | admin_opc::SET_FEATURES
+                | admin_opc::KEEP_ALIVE
         )
     {
-        return Err(Refused::DriverOwned);
+        return Err(Refused::Forbidden);
     }
     let direction = match c.opcode & 0b11 {
         0b00 => Direction::None,

@@ -179,7 +179,7 @@ impl<P: Pending> Passthrough<P> {
         let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(
             |r| match r {
                 Refused::Invalid => EINVAL,
-                Refused::DriverOwned => EPERM,
+                Refused::Forbidden => EPERM,
             },
         )?;
         let (status, result) = self.run(&c, target, direction)?;

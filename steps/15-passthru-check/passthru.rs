@@ -201,10 +201,15 @@ pub(crate) enum Refused {
     /// A field the driver does not support is set (flags, metadata), or the
     /// data does not fit the command: `EINVAL`.
     Invalid,
-    /// The command would take the driver's own queues or controller state
-    /// from under it (creating or deleting queues, Abort, Doorbell Buffer
-    /// Config): `EPERM`.
-    DriverOwned,
+    /// The command is not one user space may send through this driver,
+    /// whatever its fields say: it would take the driver's own queues or
+    /// controller state from under it (the queues, Abort, Doorbell Buffer
+    /// Config, Asynchronous Event Request), change what the driver knows
+    /// of the namespace or the controller while it drives them (Format
+    /// NVM, Sanitize, Firmware Commit, Namespace Management), or do what
+    /// nothing tells the driver (vendor-specific and reserved opcodes):
+    /// `EPERM`.
+    Forbidden,
 }
 
 // ANCHOR: check
@@ -219,9 +224,12 @@ pub(crate) enum Refused {
 /// apply (the first that refuses decides):
 /// 1. `flags`, `metadata` and `metadata_len` must be 0 (not supported):
 ///    else `Invalid`.
-/// 2. On the admin queue, queue management (Create/Delete I/O SQ/CQ),
-///    Abort and Doorbell Buffer Config belong to the driver: `DriverOwned`,
-///    whatever else the command says.
+/// 2. On the admin queue, only the commands that ask the controller
+///    something, and change nothing the driver relies on, are user
+///    space's: Get Log Page, Identify, Get Features, Set Features and Keep
+///    Alive. Any other admin opcode is `Forbidden`, whatever else the
+///    command says (an allow-list: a new or vendor opcode is refused, not
+///    guessed at).
 /// 3. The data direction is the opcode's bits 1:0: 00 none, 01 to the
 ///    device, 10 from it; 11 (both ways) is `Invalid` with data, and a
 ///    command without data when `data_len` is 0.
@@ -249,10 +257,10 @@ pub(crate) fn check(
     block_size: u32,
 ) -> Result<Direction, Refused> {
     // TODO (exercise 1): Apply the rules of the comment above, in their
-    // order: refuse what the driver does not support (flags, metadata), the
-    // opcodes the driver owns, a direction of 0b11 with data, a transfer
-    // that could exceed `max_len`, and a `data_len` that is not what the
-    // command itself transfers; else return which way the data goes
+    // order: refuse what the driver does not support (flags, metadata), an
+    // admin opcode not on the allow-list (`Forbidden`), a direction of 0b11
+    // with data, a transfer that could exceed `max_len`, and a `data_len`
+    // that is not what the command itself transfers; else return which way the data goes
     // (`Direction::None` for a command without data). `admin_opc` and
     // `nvm_opc` name the opcodes. Why is `data_len` alone never enough?
     // Tests: on the host, `make check STEP=15` (tests/host's

@@ -72,6 +72,7 @@ WIDE = (NVME_IOCTL_ADMIN64_CMD, NVME_IOCTL_IO64_CMD, NVME_IOCTL_IO64_CMD_VEC)
 # 10 controller to host, 11 bidirectional.
 FLUSH, WRITE, READ, BIDI_IO, WRITE_ZEROES, VENDOR_IO = 0x00, 0x01, 0x02, 0x03, 0x08, 0x80
 IDENTIFY, GET_FEATURES, RESERVED_ADMIN, VENDOR_ADMIN_BIDI = 0x06, 0x0A, 0x3C, 0xFF
+ASYNC_EVENT_REQUEST, FW_COMMIT, FORMAT_NVM, SANITIZE, VENDOR_ADMIN = 0x0C, 0x10, 0x80, 0x84, 0xC0
 GET_LOG_PAGE = 0x02
 CNS_NS, CNS_CTRL = 0, 1
 FEAT_NUM_QUEUES = 0x07
@@ -324,6 +325,26 @@ def admin_no_data(opcode):
     return lambda ctx: outcome(submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(opcode))[0])
 
 
+def namespace_of(ctx):
+    """Namespace 1's size and format (NSZE, FLBAS) by Identify Namespace,
+    or None."""
+    page = Pages(4096)
+    ret, _ = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, identify(CNS_NS, 1, page))
+    return (page.get(8), page.get(1, 26)) if ret == 0 else None
+
+
+def changes_namespace(opcode, **fields):
+    """An admin command without data that would change namespace 1 or the
+    controller under the driver (or that the driver must answer itself):
+    its outcome, and whether namespace 1 has the size and format it had."""
+    def check(ctx):
+        before = namespace_of(ctx)
+        ret, _ = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(opcode, **fields))
+        after = namespace_of(ctx)
+        return f"{outcome(ret)}, " + ("namespace kept" if before and after == before else "namespace changed")
+    return check
+
+
 def bad_write(req=NVME_IOCTL_IO_CMD, nbytes=4096, opcode=WRITE, addr=None, **extra):
     """A Write-like command of nbytes of pattern B over pattern A, malformed
     by `extra` (or with addr instead of the buffer): the outcome and what
@@ -471,6 +492,11 @@ def io64_vec_read(ctx):
 # stage's spec), and the C nvme driver's (Linux 7.3) where it differs (SAME
 # otherwise), with the reason; {ctrl} and {ns} are the two nodes.
 SAME = object()
+# A row not run on the C driver, which would carry the command out (a
+# Format NVM would reformat the namespace under the rest of the checks).
+NOT_ON_C = object()
+EPERM = "EPERM"
+NS_KEPT = "namespace kept"
 OK, EINVAL, EFAULT, EACCES, ENOTTY = "0", "EINVAL", "EFAULT", "EACCES", "ENOTTY"
 KEPT, WRITTEN = "blocks kept", "blocks written"
 PAGE_OK, DATA_OK = "0, page matches", "0, data matches"
@@ -502,9 +528,26 @@ CHECKS = [
     ("Read of 128 KiB (rnvme's data_len limit) through IO_CMD on {ns}", read_at(lambda ctx: ctx.lba, LIMIT), OK, SAME),
     # -- commands the controller fails: the status, positive --------------------------------
     ("Read past the namespace's end on {ns}: LBA Out of Range", read_at(lambda ctx: ctx.nsze, 4096), status(0x4080), SAME),
-    ("admin opcode 0x3c (reserved, no data) on {ctrl}: Invalid Opcode", admin_no_data(RESERVED_ADMIN), status(0x4001), SAME),
-    # Bidirectional without data: nothing to move, the controller decides.
-    ("admin opcode 0xff (vendor, bidirectional) without data on {ctrl}: Invalid Opcode", admin_no_data(VENDOR_ADMIN_BIDI), status(0x4001), SAME),
+    # -- EPERM: admin commands user space may not send ----------------------------------------
+    # rnvme passes five admin opcodes (Get Log Page, Identify, Get and Set
+    # Features, Keep Alive); C passes all but the ones it must refuse, and
+    # rescans the namespace after a Format NVM or a Sanitize.
+    ("admin opcode 0x3c (reserved, no data) on {ctrl}", admin_no_data(RESERVED_ADMIN), EPERM, status(0x4001)),
+    # Reserved and vendor-specific (C0h-FFh) opcodes: nothing tells the
+    # driver what they do (a vendor's may format, or take addresses in CDWs).
+    ("admin opcode 0xff (vendor, bidirectional) without data on {ctrl}", admin_no_data(VENDOR_ADMIN_BIDI), EPERM, status(0x4001)),
+    ("vendor-specific admin opcode 0xc0 (no data) on {ctrl}", changes_namespace(VENDOR_ADMIN), f"{EPERM}, {NS_KEPT}",
+     f"{status(0x4001)}, {NS_KEPT}"),
+    ("Format NVM of namespace 1 to LBA format 4 (4096-byte blocks) on {ctrl}", changes_namespace(FORMAT_NVM, nsid=1, cdw10=4),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Format NVM of namespace 1 to LBA format 1 (8 bytes of metadata a block) on {ctrl}",
+     changes_namespace(FORMAT_NVM, nsid=1, cdw10=1), f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Sanitize (block erase) on {ctrl}", changes_namespace(SANITIZE, cdw10=2), f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Firmware Commit (replace and activate at once) on {ctrl}", changes_namespace(FW_COMMIT, cdw10=3 << 3),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    # QEMU answers an Asynchronous Event Request only when an event comes.
+    ("Asynchronous Event Request, given 1 s, on {ctrl}", changes_namespace(ASYNC_EVENT_REQUEST, timeout_ms=1000),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
     # -- ENOTTY --------------------------------------------------------------------------------
     ("NVME_IOCTL_ID on {ctrl}", nsid_of(C_DEV), ENOTTY, SAME),
     ("unknown ioctl _IO('N', 0x7f) on {ctrl}", plain_ioctl(C_DEV, UNKNOWN_IOCTL), ENOTTY, SAME),
@@ -533,7 +576,7 @@ CHECKS = [
     # C: no direction check: the command goes out with the buffer attached.
     ("data_len 4096 on Write Zeroes (opcode 0x08: no data) through IO_CMD on {ns}", bad_write(opcode=WRITE_ZEROES), f"{EINVAL}, {KEPT}", f"{OK}, {WRITTEN}"),
     ("data_len 4096 on I/O opcode 0x03 (bidirectional) through IO_CMD on {ns}", bidi_io, EINVAL, status(0x4001)),
-    ("data_len 4096 on admin opcode 0xff (bidirectional) through ADMIN_CMD on {ctrl}", bidi_admin_with_data, EINVAL, status(0x4001)),
+    ("data_len 4096 on admin opcode 0xff (bidirectional) through ADMIN_CMD on {ctrl}", bidi_admin_with_data, EPERM, status(0x4001)),
     # C: an I/O command's nsid must be the namespace's, on either node (the
     # controller node's IO_CMD goes to its only namespace).
     ("nsid 2 on a Read through IO_CMD on {ns}", bad_read(NS_DEV, nsid=2), EINVAL, SAME),
@@ -648,6 +691,9 @@ def main(argv):
         for what, check, want_rnvme, want_c in CHECKS:
             what = what.format(ctrl=ctx.ctrl_node, ns=ctx.ns_node)
             want = want_rnvme if driver == "rnvme" or want_c is SAME else want_c
+            if want is NOT_ON_C:
+                print(f"skip {what}: not sent to the C driver, which would carry it out", flush=True)
+                continue
             faulthandler.dump_traceback_later(120, exit=True)  # a command that never completes
             try:
                 got = check(ctx)

@@ -141,6 +141,7 @@ pub(crate) mod admin_opc {
     pub(crate) const SET_FEATURES: u8 = 0x09;
     pub(crate) const GET_FEATURES: u8 = 0x0a;
     pub(crate) const ASYNC_EVENT_REQUEST: u8 = 0x0c;
+    pub(crate) const KEEP_ALIVE: u8 = 0x18;
     pub(crate) const DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
 }
 // ANCHOR_END: admin_opc
