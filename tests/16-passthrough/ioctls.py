@@ -76,6 +76,7 @@ ASYNC_EVENT_REQUEST, FW_COMMIT, FORMAT_NVM, SANITIZE, VENDOR_ADMIN = 0x0C, 0x10,
 GET_LOG_PAGE = 0x02
 CNS_NS, CNS_CTRL = 0, 1
 FEAT_NUM_QUEUES = 0x07
+SET_FEATURES, FEAT_VWC, FEAT_HMB, FEAT_TIMESTAMP = 0x09, 0x06, 0x0D, 0x0E
 LIMIT = 128 << 10  # rnvme's largest data_len (its bounce buffer)
 UNPRIVILEGED = 65534  # nobody/nogroup
 SENTINEL = 0xDEADBEEF  # put in `result` before a call, to see it written
@@ -345,6 +346,28 @@ def changes_namespace(opcode, **fields):
     return check
 
 
+def set_feature(fid, **fields):
+    """Set Features of feature fid through ADMIN_CMD on the controller node."""
+    return lambda ctx: outcome(submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(SET_FEATURES, cdw10=fid, **fields))[0])
+
+
+def timestamp_set_and_got(ctx):
+    """Set Features Timestamp (8 bytes: milliseconds since 1970), then Get:
+    the controller's clock moved to what was set."""
+    buf = Pages(4096)
+    ms = int(time.time() * 1000)
+    buf.put(struct.pack("<Q", ms))
+    ret = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(SET_FEATURES, cdw10=FEAT_TIMESTAMP, addr=buf.addr, data_len=8))[0]
+    if ret:
+        return f"set: {outcome(ret)}"
+    buf.put(bytes(8))
+    ret = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(GET_FEATURES, cdw10=FEAT_TIMESTAMP, addr=buf.addr, data_len=8))[0]
+    if ret:
+        return f"get: {outcome(ret)}"
+    got = struct.unpack("<Q", buf.get(8))[0] & ((1 << 48) - 1)
+    return "0, clock set" if ms <= got < ms + 600_000 else f"0, clock {got} (set {ms})"
+
+
 def bad_write(req=NVME_IOCTL_IO_CMD, nbytes=4096, opcode=WRITE, addr=None, **extra):
     """A Write-like command of nbytes of pattern B over pattern A, malformed
     by `extra` (or with addr instead of the buffer): the outcome and what
@@ -548,6 +571,21 @@ CHECKS = [
     # QEMU answers an Asynchronous Event Request only when an event comes.
     ("Asynchronous Event Request, given 1 s, on {ctrl}", changes_namespace(ASYNC_EVENT_REQUEST, timeout_ms=1000),
      f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    # -- EPERM: features user space may not get or set ------------------------------------------
+    # Host Memory Buffer: CDW13/14 would give the controller a list of host
+    # memory to use as its own (QEMU has none; hardware without an IOMMU
+    # would DMA wherever the list points).
+    ("Set Features Host Memory Buffer (enable, a descriptor list at 0x1000) on {ctrl}",
+     set_feature(FEAT_HMB, cdw11=1, cdw12=0x100, cdw13=0x1000, cdw15=1), EPERM, NOT_ON_C),
+    # The disk turned the volatile write cache off: it sends no Flush.
+    ("Set Features Volatile Write Cache on, on {ctrl}", set_feature(FEAT_VWC, cdw11=1), EPERM, NOT_ON_C),
+    ("Set Features Number of Queues (the driver's) on {ctrl}", set_feature(FEAT_NUM_QUEUES, cdw11=0x00030003), EPERM,
+     NOT_ON_C),
+    ("Set Features Timestamp (8 bytes), then Get Features Timestamp, on {ctrl}", timestamp_set_and_got, "0, clock set",
+     SAME),
+    # -- EPERM: I/O commands off the allow-list -----------------------------------------------
+    ("vendor-specific I/O opcode 0x80 (no data) through IO_CMD on {ns}",
+     lambda ctx: outcome(submit(ctx.ns, NVME_IOCTL_IO_CMD, cmd(VENDOR_IO, nsid=1))[0]), EPERM, status(0x4001)),
     # -- ENOTTY --------------------------------------------------------------------------------
     ("NVME_IOCTL_ID on {ctrl}", nsid_of(C_DEV), ENOTTY, SAME),
     ("unknown ioctl _IO('N', 0x7f) on {ctrl}", plain_ioctl(C_DEV, UNKNOWN_IOCTL), ENOTTY, SAME),
@@ -575,7 +613,7 @@ CHECKS = [
     (f"data_len {HUGE} on Identify through ADMIN_CMD on {{ctrl}}", bad_identify(size=HUGE), EINVAL, SAME),
     # C: no direction check: the command goes out with the buffer attached.
     ("data_len 4096 on Write Zeroes (opcode 0x08: no data) through IO_CMD on {ns}", bad_write(opcode=WRITE_ZEROES), f"{EINVAL}, {KEPT}", f"{OK}, {WRITTEN}"),
-    ("data_len 4096 on I/O opcode 0x03 (bidirectional) through IO_CMD on {ns}", bidi_io, EINVAL, status(0x4001)),
+    ("data_len 4096 on I/O opcode 0x03 (bidirectional) through IO_CMD on {ns}", bidi_io, EPERM, status(0x4001)),
     ("data_len 4096 on admin opcode 0xff (bidirectional) through ADMIN_CMD on {ctrl}", bidi_admin_with_data, EPERM, status(0x4001)),
     # C: an I/O command's nsid must be the namespace's, on either node (the
     # controller node's IO_CMD goes to its only namespace).

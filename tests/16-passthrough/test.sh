@@ -4,8 +4,8 @@
 # commands, and malformed ones refused with EFAULT/EINVAL/EACCES/ENOTTY
 # before the controller sees them); nvme-cli's id-ctrl, id-ns, smart-log,
 # get-feature and read/write give the same fields on rnvme as on the C
-# driver, on the same controller in the same VM; nvme-cli's format is
-# refused (EPERM), and a namespace the C driver formatted with metadata is
+# driver, on the same controller in the same VM; nvme-cli's format and
+# set-feature of the Host Memory Buffer are refused (EPERM), and a namespace the C driver formatted with metadata is
 # refused at probe. On rkw-slow (4 s per I/O): a passthrough command that
 # times out keeps the driver's buffer until unbind (the next one gets
 # EBUSY). No splat, no leak.
@@ -35,6 +35,16 @@ RKW_TRACE_START=$(nvme_trace_lines)
 ioctl_checks "ioctl:" "$CTRL" "$NS"
 python3 "$PASSTHRU_TESTS/nvme_cli.py" record "$CTRL" "$NS" /tmp/rkw10-rnvme.json >/tmp/rkw10-rnvme.log 2>&1 ||
 	fail "nvme-cli works on $CTRL and $NS" "$(tail -5 /tmp/rkw10-rnvme.log)"
+# Set Features Host Memory Buffer (0x0d) would give the controller host
+# memory its CDW13/14 point to: nvme-cli gets EPERM.
+hint "passthru::check: Set Features of a feature off the allow-list (Host Memory Buffer, 0x0d) is Forbidden, EPERM"
+out=$(timeout 60 nvme set-feature "$CTRL" -f 0x0d -v 1 2>&1)
+rc=$?
+if [ $rc -ne 0 ] && grep -q "Operation not permitted" <<<"$out"; then
+	pass "nvme set-feature $CTRL -f 0x0d (Host Memory Buffer): refused (EPERM)"
+else
+	fail "nvme set-feature $CTRL -f 0x0d (Host Memory Buffer): refused (EPERM)" "exit status $rc: $out"
+fi
 # Format NVM would change the block size the disk and check were sized
 # with: nvme-cli gets EPERM, and namespace 1 keeps its format.
 flbas() { nvme id-ns "$1" -o json 2>/dev/null | python3 -c 'import json, sys; print(json.load(sys.stdin)["flbas"])'; }

@@ -537,9 +537,23 @@ const ADMIN_FORBIDDEN: [u8; 14] = [
     SANITIZE,
 ];
 
-/// Whether `check` must refuse opcode `opcode` on `target` as `Forbidden`.
-fn forbidden(target: Target, opcode: u8) -> bool {
-    target == Admin && !ADMIN_ALLOWED.contains(&opcode)
+/// The NVM commands user space may send: every other I/O opcode is
+/// `Forbidden` (vendor-specific 80h-FFh, reserved, and the ones `check`
+/// knows no bound for: Compare, the reservations).
+const IO_ALLOWED: [u8; 7] = [FLUSH, WRITE, READ, WRITE_UNCORRECTABLE, WRITE_ZEROES, DSM, VERIFY];
+
+/// Whether `check` must refuse `c` on `target` as `Forbidden`: its opcode,
+/// or (Get/Set Features) its feature, is not on the allow-list.
+fn forbidden(target: Target, c: &Passthru) -> bool {
+    let fid = c.cdw[0] as u8;
+    match target {
+        Admin => match c.opcode {
+            GET_FEATURES => !get_allowed(fid),
+            SET_FEATURES => !set_allowed(fid),
+            op => !ADMIN_ALLOWED.contains(&op),
+        },
+        Io => !IO_ALLOWED.contains(&c.opcode),
+    }
 }
 
 /// Opcodes the generators favour: the ones `check` knows, their neighbours,
@@ -554,8 +568,21 @@ const FID_ARBITRATION: u8 = 0x01;
 const FID_LBA_RANGE_TYPE: u8 = 0x03;
 const FID_VOLATILE_WRITE_CACHE: u8 = 0x06;
 const FID_NUMBER_OF_QUEUES: u8 = 0x07;
+const FID_HOST_MEMORY_BUFFER: u8 = 0x0d;
 const FID_TIMESTAMP: u8 = 0x0e;
 const FID_HOST_IDENTIFIER: u8 = 0x81;
+
+/// The features user space may get: 01h-0Ch (Arbitration to Autonomous
+/// Power State Transition), Timestamp, Host Identifier.
+fn get_allowed(fid: u8) -> bool {
+    matches!(fid, 0x01..=0x0c | FID_TIMESTAMP | FID_HOST_IDENTIFIER)
+}
+
+/// The features user space may set: Arbitration, Temperature Threshold,
+/// Timestamp, Host Identifier.
+fn set_allowed(fid: u8) -> bool {
+    matches!(fid, FID_ARBITRATION | 0x04 | FID_TIMESTAMP | FID_HOST_IDENTIFIER)
+}
 
 /// A command as nvme-cli fills it in: a user buffer when there is data.
 fn cmd(opcode: u8, nsid: u32, data_len: u32, cdw: [u32; 6]) -> Passthru {
@@ -755,11 +782,37 @@ fn admin_cases() -> Vec<Case> {
             Ok(ToDevice),
         ),
         a(
-            "Set Features LBA Range Type, 4096 bytes",
+            "Set Features LBA Range Type, 4096 bytes (not a setting for user space)",
             set_features(FID_LBA_RANGE_TYPE, 0, 4096),
-            Ok(ToDevice),
+            Err(Forbidden),
         ),
-        a("Set Features, 4097 bytes", set_features(FID_LBA_RANGE_TYPE, 0, 4097), Err(Invalid)),
+        a("Set Features Timestamp, 4097 bytes", set_features(FID_TIMESTAMP, 0, 4097), Err(Invalid)),
+        // Host Memory Buffer: CDW13/14 point to a descriptor list, host
+        // memory the controller may then use as its own.
+        a(
+            "Set Features Host Memory Buffer, enable, descriptor list at 0x1000",
+            with(set_features(FID_HOST_MEMORY_BUFFER, 1, 0), |c| {
+                (c.cdw[2], c.cdw[3], c.cdw[4], c.cdw[5]) = (0x100, 0x1000, 0, 1)
+            }),
+            Err(Forbidden),
+        ),
+        a(
+            "Get Features Host Memory Buffer, 4096 bytes",
+            get_features(FID_HOST_MEMORY_BUFFER, 4096),
+            Err(Forbidden),
+        ),
+        a(
+            "Set Features Volatile Write Cache on (the disk turned it off)",
+            set_features(FID_VOLATILE_WRITE_CACHE, 1, 0),
+            Err(Forbidden),
+        ),
+        a(
+            "Set Features Number of Queues (the driver's)",
+            set_features(FID_NUMBER_OF_QUEUES, 0x0003_0003, 0),
+            Err(Forbidden),
+        ),
+        a("Get Features of vendor feature 0xc0", get_features(0xc0, 0), Err(Forbidden)),
+        a("Set Features of vendor feature 0xc0", set_features(0xc0, 1, 0), Err(Forbidden)),
         a("Keep Alive (no data)", no_data(KEEP_ALIVE), Ok(NoData)),
         a(
             "Keep Alive with data_len 4096",
@@ -1001,22 +1054,26 @@ fn io_cases() -> Vec<Case> {
                 Ok(NoData),
             ),
             k("opcode 0x08 (Write Zeroes, not Abort)", lba_cmd(0x08, 1, 0), Ok(NoData)),
-            k("opcode 0x7c, no data (not Doorbell Buffer Config)", no_data(0x7c), Ok(NoData)),
+            k(
+                "opcode 0x7c, no data (reserved, not Doorbell Buffer Config)",
+                no_data(0x7c),
+                Err(Forbidden),
+            ),
             k(
                 "opcode 0x05 (Compare, not Create I/O CQ), 4096 bytes",
                 lba_cmd(COMPARE, per_4k, 4096),
-                Err(Invalid),
+                Err(Forbidden),
             ),
             // Admin commands' numbers mean other things here.
             k(
                 "opcode 0x06 (not Identify), 4096 bytes",
                 cmd(0x06, 1, 4096, [1, 0, 0, 0, 0, 0]),
-                Err(Invalid),
+                Err(Forbidden),
             ),
             k(
                 "opcode 0x0a (not Get Features), 8 bytes",
                 cmd(0x0a, 1, 8, [FID_TIMESTAMP.into(), 0, 0, 0, 0, 0]),
-                Err(Invalid),
+                Err(Forbidden),
             ),
             k(
                 "opcode 0x02 with Get Log Page's fields (a Read of 1 block), 4096 bytes",
@@ -1031,15 +1088,19 @@ fn io_cases() -> Vec<Case> {
             k(
                 "Reservation Report, 4096 bytes",
                 cmd(RESERVATION_REPORT, 1, 4096, [1023, 1, 0, 0, 0, 0]),
-                Err(Invalid),
+                Err(Forbidden),
             ),
-            k("I/O opcode 0x03 (both ways), 4096 bytes", lba_cmd(0x03, per_4k, 4096), Err(Invalid)),
-            k("I/O opcode 0x03 (both ways), no data", lba_cmd(0x03, per_4k, 0), Ok(NoData)),
-            k("vendor I/O opcode 0x80 (no data)", cmd(0x80, 1, 0, [0; 6]), Ok(NoData)),
+            k(
+                "I/O opcode 0x03 (both ways), 4096 bytes",
+                lba_cmd(0x03, per_4k, 4096),
+                Err(Forbidden),
+            ),
+            k("I/O opcode 0x03 (both ways), no data", lba_cmd(0x03, per_4k, 0), Err(Forbidden)),
+            k("vendor I/O opcode 0x80 (no data)", cmd(0x80, 1, 0, [0; 6]), Err(Forbidden)),
             k(
                 "vendor I/O opcode 0x82 (from the device), 4096 bytes",
                 cmd(0x82, 1, 4096, [0; 6]),
-                Err(Invalid),
+                Err(Forbidden),
             ),
             k(
                 "Write with flags 1",
@@ -1146,12 +1207,15 @@ fn nvme_passthru_check_admin_commands() {
 /// Every admin opcode, without data and with a page of it: the five user
 /// space may send get past rule 2 (whatever the data rules then say), every
 /// other is `Forbidden`: the driver's, Format NVM, Sanitize, Firmware
-/// Commit, vendor-specific (C0h-FFh) and reserved ones alike.
+/// Commit, vendor-specific (C0h-FFh) and reserved ones alike. Every I/O
+/// opcode: the seven NVM commands pass, vendor-specific (80h-FFh) and the
+/// rest are `Forbidden`.
 #[test]
 fn nvme_passthru_check_admin_allow_list() {
     let mut wrong = Vec::new();
     for op in 0..=255u8 {
-        for c in [no_data(op), cmd(op, 0, 4096, [0; 6])] {
+        // CDW10 1: for Get and Set Features, Arbitration, a feature both allow.
+        for c in [cmd(op, 0, 0, [1, 0, 0, 0, 0, 0]), cmd(op, 0, 4096, [1, 0, 0, 0, 0, 0])] {
             let got = check(&c, Admin, MAX, 512);
             let allowed = ADMIN_ALLOWED.contains(&op);
             if allowed == (got == Err(Forbidden)) {
@@ -1162,9 +1226,49 @@ fn nvme_passthru_check_admin_allow_list() {
                 ));
             }
         }
-        // On an I/O queue the same numbers are other commands.
-        if check(&no_data(op), Io, MAX, 512) == Err(Forbidden) && !forbidden(Io, op) {
-            wrong.push(format!("I/O opcode {op:#04x}: Forbidden, as if it were an admin one"));
+        // On an I/O queue the same numbers are other commands, with an
+        // allow-list of their own.
+        let allowed = IO_ALLOWED.contains(&op);
+        if allowed == (check(&no_data(op), Io, MAX, 512) == Err(Forbidden)) {
+            wrong.push(format!(
+                "I/O opcode {op:#04x}: {}",
+                if allowed { "allowed, yet Forbidden" } else { "expected Err(Forbidden)" }
+            ));
+        }
+    }
+    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+}
+
+/// Every feature, by Get Features and by Set Features, without data: only
+/// the allowed ones get through; a Host Memory Buffer (whose CDW13/14 give
+/// the controller a list of host memory) never does, whatever the CDWs say.
+#[test]
+fn nvme_passthru_check_feature_allow_lists() {
+    let mut wrong = Vec::new();
+    for fid in 0..=255u8 {
+        for (what, c, allowed) in [
+            ("Get", get_features(fid, 0), get_allowed(fid)),
+            ("Set", set_features(fid, 1, 0), set_allowed(fid)),
+        ] {
+            let got = check(&c, Admin, MAX, 512);
+            if allowed == (got == Err(Forbidden)) {
+                wrong.push(format!(
+                    "{what} Features of FID {fid:#04x}: {}, got {got:?}",
+                    if allowed { "allowed" } else { "expected Err(Forbidden)" }
+                ));
+            }
+        }
+        // Select (SEL), Save (SV) and the value do not change the answer.
+        let other = with(set_features(fid, u32::MAX, 0), |c| c.cdw[0] |= 0xffff_ff00);
+        if check(&other, Admin, MAX, 512) != check(&set_features(fid, 1, 0), Admin, MAX, 512) {
+            wrong.push(format!("Set Features of FID {fid:#04x}: CDW10 31:8 changed the answer"));
+        }
+    }
+    for cdw in [[0u32; 4], [0x100, 0x1000, 0, 1], [u32::MAX; 4]] {
+        let hmb =
+            with(set_features(FID_HOST_MEMORY_BUFFER, 1, 0), |c| c.cdw[2..].copy_from_slice(&cdw));
+        if check(&hmb, Admin, MAX, 512) != Err(Forbidden) {
+            wrong.push(format!("Set Features Host Memory Buffer, CDW12-15 {cdw:x?}: let through"));
         }
     }
     assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
@@ -1194,16 +1298,8 @@ fn nvme_passthru_check_features_without_data() {
             with(get_features(FID_NUMBER_OF_QUEUES, 0), |c| c.cdw[0] |= 3 << 8),
             FromDevice,
         ),
-        (
-            "Set Features Volatile Write Cache on",
-            set_features(FID_VOLATILE_WRITE_CACHE, 1, 0),
-            ToDevice,
-        ),
-        (
-            "Set Features Number of Queues 4/4",
-            set_features(FID_NUMBER_OF_QUEUES, 0x0003_0003, 0),
-            ToDevice,
-        ),
+        ("Set Features Arbitration", set_features(FID_ARBITRATION, 0x0303, 0), ToDevice),
+        ("Set Features Temperature Threshold", set_features(0x04, 0x0157, 0), ToDevice),
     ];
     let mut wrong = Vec::new();
     for (what, c, dir) in cases {
@@ -1334,7 +1430,7 @@ fn check_is_sound(
 ) -> Result<(), TestCaseError> {
     let got = check(c, target, max_len, bs);
     let clean = c.flags == 0 && c.metadata == 0 && c.metadata_len == 0;
-    let refused = forbidden(target, c.opcode);
+    let refused = forbidden(target, c);
     match got {
         Err(Forbidden) => {
             prop_assert!(refused, "Forbidden for opcode {:#04x} on {:?}", c.opcode, target);
@@ -1457,8 +1553,14 @@ proptest! {
             2 => (dsm(ranges, ranges * 16), Io, ToDevice),
             3 => (get_log_page(cdw[0] as u8, dwords, dwords * 4), Admin, FromDevice),
             4 => (identify(cdw[0] as u8, small), Admin, FromDevice),
-            5 => (get_features(cdw[0] as u8, small), Admin, FromDevice),
-            _ => (set_features(cdw[0] as u8, cdw[1], small), Admin, ToDevice),
+            5 => {
+                let fids: Vec<u8> = (0..=255).filter(|&f| get_allowed(f)).collect();
+                (get_features(fids[raw as usize % fids.len()], small), Admin, FromDevice)
+            }
+            _ => {
+                let fids: Vec<u8> = (0..=255).filter(|&f| set_allowed(f)).collect();
+                (set_features(fids[raw as usize % fids.len()], cdw[1], small), Admin, ToDevice)
+            }
         };
         // Fields that do not count: FUA, LR, PRINFO, DTYPE and CDW13-15 of
         // a Read/Write; DSM's reserved CDW10 31:8 and its attributes; RAE,
