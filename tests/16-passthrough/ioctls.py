@@ -4,10 +4,12 @@ and malformed, against a controller node and a namespace node (stage 16 test).
 
 Usage: ioctls.py [--driver rnvme|c] CTRL_NODE NS_NODE
        ioctls.py --abandon CTRL_NODE NS_NODE   (a controller whose I/O takes
-           seconds: a read given 300 ms times out, then the driver's buffer
-           is retired: the controller may still write it)
+           seconds: a read given 300 ms times out, then its buffer is
+           retired, the controller may still write it, and the next
+           command gets another)
        ioctls.py --interrupt CTRL_NODE NS_NODE (the same controller: a read
-           interrupted by a signal, then the buffer is retired too)
+           interrupted by a signal, then its buffer is retired too; and a
+           command waiting for its turn is interrupted by a signal)
   e.g. ioctls.py /dev/rnvme0 /dev/rng0n1          (the stage's driver)
        ioctls.py --driver c /dev/nvme0 /dev/ng0n1 (Linux's C nvme driver)
 
@@ -672,18 +674,31 @@ def on_slow_controller(ctrl_node, ns_node, scenario):
 
 def abandon(ctrl, ns, nsid, bs, buf, page):
     """A read that times out (the controller takes seconds, the command is
-    given 300 ms), then commands through either node: the driver's buffer
-    stays the controller's until it answers and the driver knows it, which
-    rnvme does not track: EBUSY until unbind."""
+    given 300 ms), then commands through either node: the timed-out
+    command's buffer stays the controller's until it answers, and so does
+    its identifier (I/O queue 1 keeps one for passthrough), but the next
+    command gets another buffer; once the controller has answered, both
+    come back."""
     return [
         ("a Read given 300 ms by a controller that takes 4 s", "ETIMEDOUT",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=300))[0])),
-        ("then an Identify through the controller node (the buffer the controller may still write is retired)", "EBUSY",
+        ("then an Identify through the controller node (another buffer: the timed-out one is retired)", "0",
          lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
-        ("and a Read through the namespace node, 5 s later (the controller has answered)", "EBUSY",
+        ("and a Read through the namespace node at once (I/O queue 1's passthrough identifier is still the "
+         "timed-out Read's)", "EBUSY",
+         lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs))[0])),
+        ("and a Read through the namespace node 5 s later (the controller has answered: identifier and buffer "
+         "given back)", "0",
          lambda: (time.sleep(5), outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr,
                                                                             data_len=bs))[0]))[1]),
+        # rnvme has two buffers: had the first timeout kept its buffer for
+        # good, this one would keep the other, and nothing would be left.
+        ("a second Read given 300 ms", "ETIMEDOUT",
+         lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
+                                                           timeout_ms=300))[0])),
+        ("then an Identify through the controller node (the first timed-out Read's buffer came back)", "0",
+         lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
     ]
 
 
@@ -691,19 +706,42 @@ def interrupt(ctrl, ns, nsid, bs, buf, page):
     """A read the controller takes 4 s to answer, given 10 s, and
     interrupted by a signal after 0.5 s: the ioctl returns EINTR, but the
     controller still has the command, and may still write the buffer. The
-    buffer must be retired as after a timeout."""
+    buffer is retired as after a timeout; the next command gets another.
+    Then a command waiting for its turn behind such a Read is interrupted
+    by a signal: the wait is interruptible, so it returns at once."""
     # A handler, so that the signal interrupts the ioctl instead of ending
     # the process; sent to this thread (a process-wide signal could go to
     # the timer's).
     signal.signal(signal.SIGUSR1, lambda *_: None)
     me = threading.get_ident()
     threading.Timer(0.5, signal.pthread_kill, (me, signal.SIGUSR1)).start()
+    held = {}
+
+    def waiting_for_the_turn():
+        """A Read given 10 s holds the turn for 4 s (in a thread of its own);
+        an Identify waits for the turn and gets a signal 0.5 s later."""
+        time.sleep(5)  # the interrupted Read's identifier comes back
+        slow = Pages(PAGE)
+        t = threading.Thread(target=lambda: held.update(read=outcome(submit(
+            ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=slow.addr, data_len=bs, timeout_ms=10000))[0])))
+        t.start()
+        time.sleep(0.5)
+        threading.Timer(0.5, signal.pthread_kill, (me, signal.SIGUSR1)).start()
+        t0 = time.monotonic()
+        ret = outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])
+        waited = time.monotonic() - t0
+        t.join()
+        return f"{ret}, " + ("at once" if waited < 2.5 else f"after {waited:.1f} s")
+
     return [
         ("a Read given 10 s by a controller that takes 4 s, interrupted by a signal after 0.5 s", "EINTR",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=10000))[0])),
-        ("then an Identify through the controller node (the interrupted command's buffer is retired)", "EBUSY",
+        ("then an Identify through the controller node (another buffer: the interrupted command's is retired)", "0",
          lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
+        ("an Identify waiting for the turn of a Read that takes 4 s, interrupted by a signal after 0.5 s "
+         "(the wait is interruptible)", "EINTR, at once", waiting_for_the_turn),
+        ("and that Read", "0", lambda: held.get("read", "not run")),
     ]
 
 

@@ -5,10 +5,12 @@
 # before the controller sees them); nvme-cli's id-ctrl, id-ns, smart-log,
 # get-feature and read/write give the same fields on rnvme as on the C
 # driver, on the same controller in the same VM; nvme-cli's format and
-# set-feature of the Host Memory Buffer are refused (EPERM), and a namespace the C driver formatted with metadata is
-# refused at probe. On rkw-slow (4 s per I/O): a passthrough command that
-# times out keeps the driver's buffer until unbind (the next one gets
-# EBUSY). No splat, no leak.
+# set-feature of the Host Memory Buffer are refused (EPERM), and a
+# namespace the C driver formatted with metadata is refused at probe. On
+# rkw-slow (4 s per I/O): a passthrough command that times out, or is
+# interrupted, retires its own buffer and identifier until the controller
+# answers, and the next command gets another buffer; a command waiting for
+# its turn can be interrupted. No splat (no hung task), no leak.
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../nvme-lib.sh"
 . "$(dirname "$0")/../qmp.sh"
@@ -117,15 +119,16 @@ else
 fi
 
 # ---- a passthrough command that times out ------------------------------------------
-# The controller still owns the driver's buffer after the ioctl gave up:
-# nothing may reuse it until the controller is stopped (unbind).
+# The controller still owns the command's buffer after the ioctl gave up:
+# nothing may reuse it until the controller has answered; the next command
+# takes another.
 bind_only "$SLOW"
 mark
 if load; then
 	SDISK=$(disk_of "$SLOW")
 	N=${SDISK#rnvme}
 	N=${N%n1}
-	hint "Passthrough::run: a command that timed out (ETIMEDOUT, EINTR) abandons its claim of the buffer (Claim::abandon); the buffer then refuses every later command with EBUSY"
+	hint "Passthrough::run: a command that timed out (ETIMEDOUT) retires its claim (turn.retire(target, claim)); dropped, the buffer would go to the next command while the controller may still write it"
 	ioctl_checks "ioctl on the slow controller:" --abandon "/dev/rnvme$N" "/dev/rng${N}n1"
 	check "unbind the controller with the retired buffer" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
 	unload
@@ -133,14 +136,14 @@ fi
 
 # ---- a passthrough command interrupted by a signal ---------------------------------
 # The same, for an ioctl that returns EINTR: the command is still the
-# controller's.
+# controller's. And a command waiting for its turn returns on a signal.
 bind_only "$SLOW"
 mark
 if load; then
 	SDISK=$(disk_of "$SLOW")
 	N=${SDISK#rnvme}
 	N=${N%n1}
-	hint "Passthrough::run: a command interrupted by a signal (EINTR) is still the controller's, as one that timed out: abandon the claim (Claim::abandon), never give the buffer back"
+	hint "Passthrough::run: a command interrupted by a signal (EINTR) is still the controller's, as one that timed out: retire the claim (turn.retire), never drop it; and take the turn with take_turn, whose wait a signal ends"
 	ioctl_checks "ioctl on the slow controller:" --interrupt "/dev/rnvme$N" "/dev/rng${N}n1"
 	check "unbind the controller with the buffer an interrupted command retired" timeout 30 sh -c "echo $SLOW > $DRV/unbind"
 	unload
