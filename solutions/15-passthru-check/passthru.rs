@@ -16,6 +16,7 @@ use core::mem::{
 
 use crate::nvme::command::{
     admin_opc,
+    feature,
     nvm_opc, //
 };
 
@@ -199,10 +200,16 @@ pub(crate) enum Refused {
     /// A field the driver does not support is set (flags, metadata), or the
     /// data does not fit the command: `EINVAL`.
     Invalid,
-    /// The command would take the driver's own queues or controller state
-    /// from under it (creating or deleting queues, Abort, Doorbell Buffer
-    /// Config): `EPERM`.
-    DriverOwned,
+    /// The command is not one user space may send through this driver,
+    /// whatever its fields say: it would take the driver's own queues or
+    /// controller state from under it (the queues, Abort, Doorbell Buffer
+    /// Config, Asynchronous Event Request), change what the driver knows
+    /// of the namespace or the controller while it drives them (Format
+    /// NVM, Sanitize, Firmware Commit, Namespace Management, most Set
+    /// Features), or do what nothing tells the driver (vendor-specific and
+    /// reserved opcodes and features, which may carry addresses the
+    /// controller would DMA to): `EPERM`.
+    Forbidden,
 }
 
 // ANCHOR: check
@@ -210,26 +217,39 @@ pub(crate) enum Refused {
 /// a namespace of `block_size`-byte blocks, and says which way its data
 /// goes.
 ///
-/// The driver describes its whole buffer to the controller, so whatever a
-/// command says, the controller cannot write past it: what `check` must
+/// The driver describes its whole buffer to the controller, and no
+/// command `check` lets through carries another address (the allow-lists
+/// of rules 2 and 3 see to that: a Host Memory Buffer or a vendor's command
+/// would point the controller at memory the driver never gave it). So the
+/// controller cannot DMA outside the buffer, and what `check` must also
 /// make sure of is that the command cannot transfer more than `max_len`,
 /// and that `data_len` is what it transfers. The rules, in the order they
 /// apply (the first that refuses decides):
 /// 1. `flags`, `metadata` and `metadata_len` must be 0 (not supported):
 ///    else `Invalid`.
-/// 2. On the admin queue, queue management (Create/Delete I/O SQ/CQ),
-///    Abort and Doorbell Buffer Config belong to the driver: `DriverOwned`,
-///    whatever else the command says.
-/// 3. The data direction is the opcode's bits 1:0: 00 none, 01 to the
-///    device, 10 from it; 11 (both ways) is `Invalid` with data, and a
-///    command without data when `data_len` is 0.
-/// 4. A command without data (direction none, or 11 with `data_len` 0, or
-///    Get/Set Features with `data_len` 0: most features carry no data,
-///    whatever the opcode's bits say) returns `Direction::None`; its
-///    `data_len` must be 0 (else `Invalid`). Get/Set Features count as
-///    without data only if `max_len` can hold the 4 KiB page a feature may
-///    transfer.
-/// 5. With data, `data_len` is 1..=`max_len`, and the command is one whose
+/// 2. On the admin queue, only the commands that ask the controller
+///    something, and change nothing the driver relies on, are user
+///    space's: Get Log Page, Identify, Get Features, Set Features and Keep
+///    Alive. Any other admin opcode is `Forbidden`, whatever else the
+///    command says (an allow-list: a new or vendor opcode is refused, not
+///    guessed at). On an I/O queue, likewise, only Flush, Write, Read,
+///    Write Uncorrectable, Write Zeroes, Dataset Management and Verify.
+/// 3. Get Features of a feature (FID, CDW10 bits 7:0) other than 01h-0Ch,
+///    0Eh (Timestamp) and 81h (Host Identifier), and Set Features of one
+///    other than 01h (Arbitration), 04h (Temperature Threshold), 0Eh and
+///    81h: `Forbidden`. The others are the driver's (Number of Queues,
+///    the interrupts, Volatile Write Cache, which the disk turned off),
+///    would stall it (power states, Keep Alive Timer), or would give the
+///    controller an address (Host Memory Buffer, 0Dh: CDW13/14 point to a
+///    list of host memory it may then use as its own).
+/// 4. The data direction is the opcode's bits 1:0: 00 none, 01 to the
+///    device, 10 from it (no opcode rule 2 lets through has 11, both ways).
+/// 5. A command without data (direction none, or Get/Set Features with
+///    `data_len` 0: most features carry no data, whatever the opcode's
+///    bits say) returns `Direction::None`; its `data_len` must be 0 (else
+///    `Invalid`). Get/Set Features count as without data only if
+///    `max_len` can hold the 4 KiB page a feature may transfer.
+/// 6. With data, `data_len` is 1..=`max_len`, and the command is one whose
 ///    own fields bound its transfer; the transfer must fit `max_len`:
 ///    - Read and Write: `(CDW12 & 0xffff) + 1` blocks of `block_size`;
 ///      Dataset Management: `(CDW10 & 0xff) + 1` ranges of 16 bytes; Get
@@ -249,26 +269,64 @@ pub(crate) fn check(
     if c.flags != 0 || c.metadata != 0 || c.metadata_len != 0 {
         return Err(Refused::Invalid);
     }
+    // Format NVM would change the block size the driver sized its disk
+    // and its checks with, Sanitize and Namespace Management the data and
+    // the capacity under the disk, Firmware Commit may reset the
+    // controller, an Asynchronous Event Request waits for an event that
+    // may never come: none of them is user space's to send.
     if target == Target::Admin
-        && matches!(
+        && !matches!(
             c.opcode,
-            admin_opc::DELETE_IO_SQ
-                | admin_opc::CREATE_IO_SQ
-                | admin_opc::DELETE_IO_CQ
-                | admin_opc::CREATE_IO_CQ
-                | admin_opc::ABORT
-                | admin_opc::DOORBELL_BUFFER_CONFIG
+            admin_opc::GET_LOG_PAGE
+                | admin_opc::IDENTIFY
+                | admin_opc::GET_FEATURES
+                | admin_opc::SET_FEATURES
+                | admin_opc::KEEP_ALIVE
         )
     {
-        return Err(Refused::DriverOwned);
+        return Err(Refused::Forbidden);
+    }
+    // The NVM commands whose effect is on the namespace's blocks alone: a
+    // vendor's (80h-FFh) may take addresses in its CDWs.
+    if target == Target::Io
+        && !matches!(
+            c.opcode,
+            nvm_opc::FLUSH
+                | nvm_opc::WRITE
+                | nvm_opc::READ
+                | nvm_opc::WRITE_UNCORRECTABLE
+                | nvm_opc::WRITE_ZEROES
+                | nvm_opc::DATASET_MANAGEMENT
+                | nvm_opc::VERIFY
+        )
+    {
+        return Err(Refused::Forbidden);
+    }
+    let fid = c.cdw[0] & 0xff;
+    let feature_allowed = match c.opcode {
+        admin_opc::GET_FEATURES => matches!(
+            fid,
+            feature::ARBITRATION
+                ..=feature::AUTONOMOUS_POWER_STATE | feature::TIMESTAMP | feature::HOST_IDENTIFIER
+        ),
+        admin_opc::SET_FEATURES => matches!(
+            fid,
+            feature::ARBITRATION
+                | feature::TEMPERATURE_THRESHOLD
+                | feature::TIMESTAMP
+                | feature::HOST_IDENTIFIER
+        ),
+        _ => true,
+    };
+    if target == Target::Admin && !feature_allowed {
+        return Err(Refused::Forbidden);
     }
     let direction = match c.opcode & 0b11 {
         0b00 => Direction::None,
         0b01 => Direction::ToDevice,
         0b10 => Direction::FromDevice,
-        // Both ways: not with a single buffer. Without data it is only an
-        // opcode (say, one the controller does not know).
-        _ if c.data_len == 0 => Direction::None,
+        // Both ways: not with a single buffer (no opcode let through above
+        // has these bits).
         _ => return Err(Refused::Invalid),
     };
     // Get and Set Features carry data only for some features: without

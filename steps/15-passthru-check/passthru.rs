@@ -18,6 +18,7 @@ use core::mem::{
 
 use crate::nvme::command::{
     admin_opc,
+    feature,
     nvm_opc, //
 };
 
@@ -201,10 +202,16 @@ pub(crate) enum Refused {
     /// A field the driver does not support is set (flags, metadata), or the
     /// data does not fit the command: `EINVAL`.
     Invalid,
-    /// The command would take the driver's own queues or controller state
-    /// from under it (creating or deleting queues, Abort, Doorbell Buffer
-    /// Config): `EPERM`.
-    DriverOwned,
+    /// The command is not one user space may send through this driver,
+    /// whatever its fields say: it would take the driver's own queues or
+    /// controller state from under it (the queues, Abort, Doorbell Buffer
+    /// Config, Asynchronous Event Request), change what the driver knows
+    /// of the namespace or the controller while it drives them (Format
+    /// NVM, Sanitize, Firmware Commit, Namespace Management, most Set
+    /// Features), or do what nothing tells the driver (vendor-specific and
+    /// reserved opcodes and features, which may carry addresses the
+    /// controller would DMA to): `EPERM`.
+    Forbidden,
 }
 
 // ANCHOR: check
@@ -212,26 +219,39 @@ pub(crate) enum Refused {
 /// a namespace of `block_size`-byte blocks, and says which way its data
 /// goes.
 ///
-/// The driver describes its whole buffer to the controller, so whatever a
-/// command says, the controller cannot write past it: what `check` must
+/// The driver describes its whole buffer to the controller, and no
+/// command `check` lets through carries another address (the allow-lists
+/// of rules 2 and 3 see to that: a Host Memory Buffer or a vendor's command
+/// would point the controller at memory the driver never gave it). So the
+/// controller cannot DMA outside the buffer, and what `check` must also
 /// make sure of is that the command cannot transfer more than `max_len`,
 /// and that `data_len` is what it transfers. The rules, in the order they
 /// apply (the first that refuses decides):
 /// 1. `flags`, `metadata` and `metadata_len` must be 0 (not supported):
 ///    else `Invalid`.
-/// 2. On the admin queue, queue management (Create/Delete I/O SQ/CQ),
-///    Abort and Doorbell Buffer Config belong to the driver: `DriverOwned`,
-///    whatever else the command says.
-/// 3. The data direction is the opcode's bits 1:0: 00 none, 01 to the
-///    device, 10 from it; 11 (both ways) is `Invalid` with data, and a
-///    command without data when `data_len` is 0.
-/// 4. A command without data (direction none, or 11 with `data_len` 0, or
-///    Get/Set Features with `data_len` 0: most features carry no data,
-///    whatever the opcode's bits say) returns `Direction::None`; its
-///    `data_len` must be 0 (else `Invalid`). Get/Set Features count as
-///    without data only if `max_len` can hold the 4 KiB page a feature may
-///    transfer.
-/// 5. With data, `data_len` is 1..=`max_len`, and the command is one whose
+/// 2. On the admin queue, only the commands that ask the controller
+///    something, and change nothing the driver relies on, are user
+///    space's: Get Log Page, Identify, Get Features, Set Features and Keep
+///    Alive. Any other admin opcode is `Forbidden`, whatever else the
+///    command says (an allow-list: a new or vendor opcode is refused, not
+///    guessed at). On an I/O queue, likewise, only Flush, Write, Read,
+///    Write Uncorrectable, Write Zeroes, Dataset Management and Verify.
+/// 3. Get Features of a feature (FID, CDW10 bits 7:0) other than 01h-0Ch,
+///    0Eh (Timestamp) and 81h (Host Identifier), and Set Features of one
+///    other than 01h (Arbitration), 04h (Temperature Threshold), 0Eh and
+///    81h: `Forbidden`. The others are the driver's (Number of Queues,
+///    the interrupts, Volatile Write Cache, which the disk turned off),
+///    would stall it (power states, Keep Alive Timer), or would give the
+///    controller an address (Host Memory Buffer, 0Dh: CDW13/14 point to a
+///    list of host memory it may then use as its own).
+/// 4. The data direction is the opcode's bits 1:0: 00 none, 01 to the
+///    device, 10 from it (no opcode rule 2 lets through has 11, both ways).
+/// 5. A command without data (direction none, or Get/Set Features with
+///    `data_len` 0: most features carry no data, whatever the opcode's
+///    bits say) returns `Direction::None`; its `data_len` must be 0 (else
+///    `Invalid`). Get/Set Features count as without data only if
+///    `max_len` can hold the 4 KiB page a feature may transfer.
+/// 6. With data, `data_len` is 1..=`max_len`, and the command is one whose
 ///    own fields bound its transfer; the transfer must fit `max_len`:
 ///    - Read and Write: `(CDW12 & 0xffff) + 1` blocks of `block_size`;
 ///      Dataset Management: `(CDW10 & 0xff) + 1` ranges of 16 bytes; Get
@@ -249,12 +269,13 @@ pub(crate) fn check(
     block_size: u32,
 ) -> Result<Direction, Refused> {
     // TODO (exercise 1): Apply the rules of the comment above, in their
-    // order: refuse what the driver does not support (flags, metadata), the
-    // opcodes the driver owns, a direction of 0b11 with data, a transfer
-    // that could exceed `max_len`, and a `data_len` that is not what the
-    // command itself transfers; else return which way the data goes
-    // (`Direction::None` for a command without data). `admin_opc` and
-    // `nvm_opc` name the opcodes. Why is `data_len` alone never enough?
+    // order: refuse what the driver does not support (flags, metadata), an
+    // opcode not on its queue's allow-list and a feature not on Get's or
+    // Set's (`Forbidden`), a transfer that could exceed `max_len`, and a
+    // `data_len` that is not what the command itself transfers; else
+    // return which way the data goes (`Direction::None` for a command
+    // without data). `admin_opc`, `nvm_opc` and `feature` name the opcodes
+    // and the features. Why is `data_len` alone never enough?
     // Tests: on the host, `make check STEP=15` (tests/host's
     // nvme_passthru_*: a table of commands and proptests); in stage 16, the
     // "ioctl: ..." checks (ioctls.py) send them through the driver.

@@ -4,7 +4,7 @@
 //! controller and `/dev/rngXn1` for its namespace (the C driver's
 //! `/dev/nvmeX` and `/dev/ngXn1`). Both answer the passthrough ioctls: a
 //! command from user space, checked (`passthru::check`), its data copied
-//! through a buffer of the driver's, sent to the admin queue or to I/O
+//! through one of the driver's buffers, sent to the admin queue or to I/O
 //! queue 1, and its status and result handed back.
 //!
 //! The 7.3 `GenDisk` has no ioctl operation, so `/dev/rnvmeXn1` itself
@@ -16,6 +16,7 @@ use kernel::{
         Core,
         Device, //
     },
+    new_condvar,
     new_mutex,
     pci,
     prelude::*,
@@ -23,6 +24,7 @@ use kernel::{
         aref::ARef,
         Arc,
         ArcBorrow,
+        CondVar,
         Mutex, //
     },
     time::Delta,
@@ -41,7 +43,10 @@ use crate::{
         }, //
     },
     nvme::{
-        cmd_buffer::CmdBuffer,
+        cmd_buffer::{
+            Claim,
+            CmdBuffer, //
+        },
         command::{
             Command,
             Status, //
@@ -74,6 +79,10 @@ const NSID: u32 = 1;
 const PAGE: u32 = 1 << PAGE_SHIFT;
 /// The most data one passthrough command may carry.
 const BUFFER_SIZE: usize = 128 * 1024;
+/// Buffers of that size: one for the command whose turn it is, and one
+/// for a command that timed out, which keeps its own until the controller
+/// answers it (a second such command, before that, leaves none: `EBUSY`).
+const BUFFERS: usize = 2;
 /// The longest timeout user space may ask for.
 const MAX_TIMEOUT_MS: u32 = 60_000;
 
@@ -86,7 +95,7 @@ const NS_NAMES: [&CStr; 8] = [
 ];
 
 // ANCHOR: passthrough
-/// What an open node needs: the queues, the buffer, the block size. Shared
+/// What an open node needs: the queues, the buffers, the block size. Shared
 /// by the nodes and every open file, so it outlives an unbind while a file
 /// is open (then the queues are dead and every ioctl fails).
 #[pin_data]
@@ -95,18 +104,97 @@ pub(crate) struct Passthrough<P: Pending> {
     admin: Arc<AdminQueue>,
     io: Arc<QueuePair<P>>,
     block_size: u32,
-    /// The DMA memory passthrough data goes through, with a PRP list that
-    /// describes all of it ...
-    buffer: Arc<CmdBuffer>,
-    /// ... which a command's PRP fields point to.
-    prps: Prps,
-    /// The data on its way between user space and `buffer` (user copies
-    /// need a Rust slice; DMA memory is reached only by copies). Held while
-    /// a command runs: one at a time, the others wait.
+    /// The DMA memory passthrough data goes through, each buffer with the
+    /// PRPs that describe all of it.
+    buffers: KVec<Lendable>,
+    /// What the command whose turn it is uses; `None` while one has it
+    /// (`take_turn`): one command at a time, the others wait.
     #[pin]
-    staging: Mutex<KVVec<u8>>,
+    turn: Mutex<Option<Shared>>,
+    /// Signalled when a command gives its turn back.
+    #[pin]
+    turn_over: CondVar,
+}
+
+/// One of the buffers, and where a command's PRP fields point for it.
+struct Lendable {
+    buffer: Arc<CmdBuffer>,
+    prps: Prps,
+}
+
+/// What commands use one at a time.
+struct Shared {
+    /// The data on its way between user space and a buffer (user copies
+    /// need a Rust slice; DMA memory is reached only by copies).
+    staging: KVVec<u8>,
+    /// The claims of buffers whose command timed out or was interrupted,
+    /// and the queue it went to: the controller may still use each, until
+    /// it answers (`Turn::lend` gives them back then).
+    retired: KVec<(Target, Claim)>,
+}
+
+/// A command's turn (`Passthrough::take_turn`): the staging buffer, and the
+/// buffers to lend. Given back when dropped.
+pub(crate) struct Turn<'a, P: Pending> {
+    owner: &'a Passthrough<P>,
+    shared: Option<Shared>,
 }
 // ANCHOR_END: passthrough
+
+// ANCHOR: lend
+impl<P: Pending> Turn<'_, P> {
+    /// A free buffer for this command, and the PRPs that describe it, or
+    /// `EBUSY` if every buffer is held by a command that timed out and that
+    /// the controller has not answered yet. First gives back the buffers of
+    /// those it has answered: a command that timed out keeps its
+    /// identifier (`Slot::Abandoned`) until its completion comes, so once
+    /// the queue it went to has no abandoned identifier, that completion
+    /// came (or the controller was stopped), and the controller is done
+    /// with its buffer. (A later timeout on the same queue keeps an older
+    /// buffer a little longer, never too little.)
+    fn lend(&mut self) -> Result<(Claim, Prps)> {
+        let owner = self.owner;
+        let shared = self.shared.as_mut().ok_or(EINVAL)?;
+        shared
+            .retired
+            .retain(|(target, _)| owner.queue_has_abandoned(*target));
+        owner
+            .buffers
+            .iter()
+            .find_map(|b| Some((b.buffer.claim()?, b.prps)))
+            .ok_or(EBUSY)
+    }
+
+    /// The claim of a buffer whose command went to `target` and timed out
+    /// (or was interrupted): the controller may still use the buffer, so it
+    /// is lent to nobody until `lend` finds the command answered.
+    fn retire(&mut self, target: Target, claim: Claim) {
+        match self.shared.as_mut() {
+            Some(shared) => {
+                if let Err(e) = shared.retired.push_within_capacity((target, claim)) {
+                    // Not possible (there is room for every buffer), but if
+                    // it were, the buffer would be kept for good.
+                    e.0 .1.abandon();
+                }
+            }
+            None => claim.abandon(),
+        }
+    }
+
+    /// The first `len` bytes of the staging buffer.
+    fn staging(&mut self, len: usize) -> Result<&mut [u8]> {
+        let shared = self.shared.as_mut().ok_or(EINVAL)?;
+        shared.staging.get_mut(..len).ok_or(EINVAL)
+    }
+}
+
+impl<P: Pending> Drop for Turn<'_, P> {
+    fn drop(&mut self) {
+        *self.owner.turn.lock() = self.shared.take();
+        self.owner.turn_over.notify_one();
+    }
+}
+// ANCHOR_END: lend
 
 impl<P: Pending> Passthrough<P> {
     /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1
@@ -122,34 +210,73 @@ impl<P: Pending> Passthrough<P> {
             .ok_or(EIO)?;
         let dev: &Device<Bound> = pdev.as_ref();
         let entries = prp::list_entries_for(BUFFER_SIZE as u32, PAGE);
-        let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
-        // Describe the whole buffer, once: whatever a command transfers
-        // stays inside it.
-        let mut claim = buffer.claim().ok_or(EBUSY)?;
-        let mut view = claim.view();
         let mut list = KVec::from_elem(0u64, entries, GFP_KERNEL)?;
-        let prps = prp::describe(
-            view.data_address(),
-            BUFFER_SIZE as u32,
-            PAGE,
-            &mut list,
-            view.prp_list_address(),
-        )
-        .map_err(|_| EINVAL)?;
-        view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
-        drop(claim);
+        let mut buffers = KVec::with_capacity(BUFFERS, GFP_KERNEL)?;
+        for _ in 0..BUFFERS {
+            let buffer = CmdBuffer::new(dev, BUFFER_SIZE, entries, 0)?;
+            // Describe the whole buffer, once: whatever a command transfers
+            // stays inside it.
+            let mut claim = buffer.claim().ok_or(EBUSY)?;
+            let mut view = claim.view();
+            let prps = prp::describe(
+                view.data_address(),
+                BUFFER_SIZE as u32,
+                PAGE,
+                &mut list,
+                view.prp_list_address(),
+            )
+            .map_err(|_| EINVAL)?;
+            view.write_prp_list(list.get(..prps.list_entries).ok_or(EINVAL)?)?;
+            drop(claim);
+            buffers.push(Lendable { buffer, prps }, GFP_KERNEL)?;
+        }
+        let shared = Shared {
+            staging: KVVec::from_elem(0, BUFFER_SIZE, GFP_KERNEL)?,
+            // Room for every buffer: `retire` never allocates.
+            retired: KVec::with_capacity(BUFFERS, GFP_KERNEL)?,
+        };
         Arc::pin_init(
             try_pin_init!(Passthrough {
                 dev: ARef::from(&**dev),
                 admin: ctrl.admin().clone(),
                 io: io.clone(),
                 block_size,
-                buffer,
-                prps,
-                staging <- new_mutex!(KVVec::from_elem(0, BUFFER_SIZE, GFP_KERNEL)?, "rnvme_passthru"),
+                buffers,
+                turn <- new_mutex!(Some(shared), "rnvme_passthru"),
+                turn_over <- new_condvar!("rnvme_passthru_turn"),
             }),
             GFP_KERNEL,
         )
+    }
+
+    // ANCHOR: turn
+    /// Waits until no other command runs, and takes the turn. The wait is
+    /// interruptible (`ERESTARTSYS` on a signal): a command may hold the
+    /// turn for up to `MAX_TIMEOUT_MS`, and a task asleep that long in an
+    /// uninterruptible wait (a `Mutex` held across the command) could not
+    /// be killed, and would set off the hung-task detector.
+    fn take_turn(&self) -> Result<Turn<'_, P>> {
+        let mut turn = self.turn.lock();
+        loop {
+            if let Some(shared) = turn.take() {
+                return Ok(Turn {
+                    owner: self,
+                    shared: Some(shared),
+                });
+            }
+            if self.turn_over.wait_interruptible(&mut turn) {
+                return Err(ERESTARTSYS);
+            }
+        }
+    }
+    // ANCHOR_END: turn
+
+    /// Whether the queue that `target` names has an identifier abandoned.
+    fn queue_has_abandoned(&self, target: Target) -> bool {
+        match target {
+            Target::Admin => self.admin.has_abandoned(),
+            Target::Io => self.io.has_abandoned(),
+        }
     }
 
     // ANCHOR: ioctl
@@ -179,7 +306,7 @@ impl<P: Pending> Passthrough<P> {
         let direction = passthru::check(&c, target, BUFFER_SIZE as u32, self.block_size).map_err(
             |r| match r {
                 Refused::Invalid => EINVAL,
-                Refused::DriverOwned => EPERM,
+                Refused::Forbidden => EPERM,
             },
         )?;
         let (status, result) = self.run(&c, target, direction)?;
@@ -203,28 +330,31 @@ impl<P: Pending> Passthrough<P> {
         target: Target,
         direction: Direction,
     ) -> Result<(u16, u32)> {
-        // TODO (exercise 1): one command at a time: lock `staging` (the
-        // data's way between user space and the DMA buffer), then claim the
-        // buffer (`CmdBuffer::claim`; EBUSY if it cannot be: a command that
-        // used it timed out). Copy a Write's data in from `c.addr` (into
-        // `staging`, then `claim.view().write`), or, for a Read, check now
-        // that the caller's buffer can be written; send the command
-        // (`command_of(c, &self.prps)`, given below) with `submit_any` to the admin queue or I/O queue 1 (`target`),
-        // within `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
+        // TODO (exercise 1): one command at a time: take the turn
+        // (`self.take_turn()?`, given: it waits, interruptibly), then a
+        // buffer and its PRPs (`turn.lend()?`, given: EBUSY if every buffer
+        // is still held by a command that timed out) and the staging slice
+        // (`turn.staging(len)`). Copy a Write's data in from `c.addr` (into
+        // the staging slice, then `claim.view().write`), or, for a Read,
+        // check now that the caller's buffer can be written; send the
+        // command (`command_of(c, &prps)`, given below) with `submit_any`
+        // to the admin queue or I/O queue 1 (`target`), within
+        // `c.timeout_ms` (0: ADMIN_TIMEOUT; at most MAX_TIMEOUT_MS; a
         // `Delta`). If it times out or is interrupted (ETIMEDOUT, EINTR),
-        // the controller may still use the buffer: `Claim::abandon` it; so
-        // too for a command the driver cancelled (`Status::HOST_ABORTED`).
-        // Copy a Read's data out (`claim.view().read` into `staging`, then
-        // to `c.addr`), and return the status and the result.
+        // the controller may still use the buffer: `turn.retire(target,
+        // claim)` (the next command gets another buffer, and this one comes
+        // back once the controller answers); a command the driver cancelled
+        // (`Status::HOST_ABORTED`) keeps its buffer for good
+        // (`Claim::abandon`). Copy a Read's data out (`claim.view().read`
+        // into the staging slice, then to `c.addr`), and return the status
+        // and the result.
         // Tests: "ioctl: ..." and "nvme-cli ..." in make check STEP=16.
         let _ = (
             c,
             target,
             direction,
             MAX_TIMEOUT_MS,
-            &self.staging,
-            &self.buffer,
-            command_of(c, &self.prps),
+            command_of(c, &Prps::default()),
         );
         Err(ENOSYS)
     }

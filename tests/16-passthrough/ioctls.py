@@ -4,10 +4,12 @@ and malformed, against a controller node and a namespace node (stage 16 test).
 
 Usage: ioctls.py [--driver rnvme|c] CTRL_NODE NS_NODE
        ioctls.py --abandon CTRL_NODE NS_NODE   (a controller whose I/O takes
-           seconds: a read given 300 ms times out, then the driver's buffer
-           is retired: the controller may still write it)
+           seconds: a read given 300 ms times out, then its buffer is
+           retired, the controller may still write it, and the next
+           command gets another)
        ioctls.py --interrupt CTRL_NODE NS_NODE (the same controller: a read
-           interrupted by a signal, then the buffer is retired too)
+           interrupted by a signal, then its buffer is retired too; and a
+           command waiting for its turn is interrupted by a signal)
   e.g. ioctls.py /dev/rnvme0 /dev/rng0n1          (the stage's driver)
        ioctls.py --driver c /dev/nvme0 /dev/ng0n1 (Linux's C nvme driver)
 
@@ -72,9 +74,11 @@ WIDE = (NVME_IOCTL_ADMIN64_CMD, NVME_IOCTL_IO64_CMD, NVME_IOCTL_IO64_CMD_VEC)
 # 10 controller to host, 11 bidirectional.
 FLUSH, WRITE, READ, BIDI_IO, WRITE_ZEROES, VENDOR_IO = 0x00, 0x01, 0x02, 0x03, 0x08, 0x80
 IDENTIFY, GET_FEATURES, RESERVED_ADMIN, VENDOR_ADMIN_BIDI = 0x06, 0x0A, 0x3C, 0xFF
+ASYNC_EVENT_REQUEST, FW_COMMIT, FORMAT_NVM, SANITIZE, VENDOR_ADMIN = 0x0C, 0x10, 0x80, 0x84, 0xC0
 GET_LOG_PAGE = 0x02
 CNS_NS, CNS_CTRL = 0, 1
 FEAT_NUM_QUEUES = 0x07
+SET_FEATURES, FEAT_VWC, FEAT_HMB, FEAT_TIMESTAMP = 0x09, 0x06, 0x0D, 0x0E
 LIMIT = 128 << 10  # rnvme's largest data_len (its bounce buffer)
 UNPRIVILEGED = 65534  # nobody/nogroup
 SENTINEL = 0xDEADBEEF  # put in `result` before a call, to see it written
@@ -324,6 +328,48 @@ def admin_no_data(opcode):
     return lambda ctx: outcome(submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(opcode))[0])
 
 
+def namespace_of(ctx):
+    """Namespace 1's size and format (NSZE, FLBAS) by Identify Namespace,
+    or None."""
+    page = Pages(4096)
+    ret, _ = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, identify(CNS_NS, 1, page))
+    return (page.get(8), page.get(1, 26)) if ret == 0 else None
+
+
+def changes_namespace(opcode, **fields):
+    """An admin command without data that would change namespace 1 or the
+    controller under the driver (or that the driver must answer itself):
+    its outcome, and whether namespace 1 has the size and format it had."""
+    def check(ctx):
+        before = namespace_of(ctx)
+        ret, _ = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(opcode, **fields))
+        after = namespace_of(ctx)
+        return f"{outcome(ret)}, " + ("namespace kept" if before and after == before else "namespace changed")
+    return check
+
+
+def set_feature(fid, **fields):
+    """Set Features of feature fid through ADMIN_CMD on the controller node."""
+    return lambda ctx: outcome(submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(SET_FEATURES, cdw10=fid, **fields))[0])
+
+
+def timestamp_set_and_got(ctx):
+    """Set Features Timestamp (8 bytes: milliseconds since 1970), then Get:
+    the controller's clock moved to what was set."""
+    buf = Pages(4096)
+    ms = int(time.time() * 1000)
+    buf.put(struct.pack("<Q", ms))
+    ret = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(SET_FEATURES, cdw10=FEAT_TIMESTAMP, addr=buf.addr, data_len=8))[0]
+    if ret:
+        return f"set: {outcome(ret)}"
+    buf.put(bytes(8))
+    ret = submit(ctx.ctrl, NVME_IOCTL_ADMIN_CMD, cmd(GET_FEATURES, cdw10=FEAT_TIMESTAMP, addr=buf.addr, data_len=8))[0]
+    if ret:
+        return f"get: {outcome(ret)}"
+    got = struct.unpack("<Q", buf.get(8))[0] & ((1 << 48) - 1)
+    return "0, clock set" if ms <= got < ms + 600_000 else f"0, clock {got} (set {ms})"
+
+
 def bad_write(req=NVME_IOCTL_IO_CMD, nbytes=4096, opcode=WRITE, addr=None, **extra):
     """A Write-like command of nbytes of pattern B over pattern A, malformed
     by `extra` (or with addr instead of the buffer): the outcome and what
@@ -471,6 +517,11 @@ def io64_vec_read(ctx):
 # stage's spec), and the C nvme driver's (Linux 7.3) where it differs (SAME
 # otherwise), with the reason; {ctrl} and {ns} are the two nodes.
 SAME = object()
+# A row not run on the C driver, which would carry the command out (a
+# Format NVM would reformat the namespace under the rest of the checks).
+NOT_ON_C = object()
+EPERM = "EPERM"
+NS_KEPT = "namespace kept"
 OK, EINVAL, EFAULT, EACCES, ENOTTY = "0", "EINVAL", "EFAULT", "EACCES", "ENOTTY"
 KEPT, WRITTEN = "blocks kept", "blocks written"
 PAGE_OK, DATA_OK = "0, page matches", "0, data matches"
@@ -502,9 +553,41 @@ CHECKS = [
     ("Read of 128 KiB (rnvme's data_len limit) through IO_CMD on {ns}", read_at(lambda ctx: ctx.lba, LIMIT), OK, SAME),
     # -- commands the controller fails: the status, positive --------------------------------
     ("Read past the namespace's end on {ns}: LBA Out of Range", read_at(lambda ctx: ctx.nsze, 4096), status(0x4080), SAME),
-    ("admin opcode 0x3c (reserved, no data) on {ctrl}: Invalid Opcode", admin_no_data(RESERVED_ADMIN), status(0x4001), SAME),
-    # Bidirectional without data: nothing to move, the controller decides.
-    ("admin opcode 0xff (vendor, bidirectional) without data on {ctrl}: Invalid Opcode", admin_no_data(VENDOR_ADMIN_BIDI), status(0x4001), SAME),
+    # -- EPERM: admin commands user space may not send ----------------------------------------
+    # rnvme passes five admin opcodes (Get Log Page, Identify, Get and Set
+    # Features, Keep Alive); C passes all but the ones it must refuse, and
+    # rescans the namespace after a Format NVM or a Sanitize.
+    ("admin opcode 0x3c (reserved, no data) on {ctrl}", admin_no_data(RESERVED_ADMIN), EPERM, status(0x4001)),
+    # Reserved and vendor-specific (C0h-FFh) opcodes: nothing tells the
+    # driver what they do (a vendor's may format, or take addresses in CDWs).
+    ("admin opcode 0xff (vendor, bidirectional) without data on {ctrl}", admin_no_data(VENDOR_ADMIN_BIDI), EPERM, status(0x4001)),
+    ("vendor-specific admin opcode 0xc0 (no data) on {ctrl}", changes_namespace(VENDOR_ADMIN), f"{EPERM}, {NS_KEPT}",
+     f"{status(0x4001)}, {NS_KEPT}"),
+    ("Format NVM of namespace 1 to LBA format 4 (4096-byte blocks) on {ctrl}", changes_namespace(FORMAT_NVM, nsid=1, cdw10=4),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Format NVM of namespace 1 to LBA format 1 (8 bytes of metadata a block) on {ctrl}",
+     changes_namespace(FORMAT_NVM, nsid=1, cdw10=1), f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Sanitize (block erase) on {ctrl}", changes_namespace(SANITIZE, cdw10=2), f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    ("Firmware Commit (replace and activate at once) on {ctrl}", changes_namespace(FW_COMMIT, cdw10=3 << 3),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    # QEMU answers an Asynchronous Event Request only when an event comes.
+    ("Asynchronous Event Request, given 1 s, on {ctrl}", changes_namespace(ASYNC_EVENT_REQUEST, timeout_ms=1000),
+     f"{EPERM}, {NS_KEPT}", NOT_ON_C),
+    # -- EPERM: features user space may not get or set ------------------------------------------
+    # Host Memory Buffer: CDW13/14 would give the controller a list of host
+    # memory to use as its own (QEMU has none; hardware without an IOMMU
+    # would DMA wherever the list points).
+    ("Set Features Host Memory Buffer (enable, a descriptor list at 0x1000) on {ctrl}",
+     set_feature(FEAT_HMB, cdw11=1, cdw12=0x100, cdw13=0x1000, cdw15=1), EPERM, NOT_ON_C),
+    # The disk turned the volatile write cache off: it sends no Flush.
+    ("Set Features Volatile Write Cache on, on {ctrl}", set_feature(FEAT_VWC, cdw11=1), EPERM, NOT_ON_C),
+    ("Set Features Number of Queues (the driver's) on {ctrl}", set_feature(FEAT_NUM_QUEUES, cdw11=0x00030003), EPERM,
+     NOT_ON_C),
+    ("Set Features Timestamp (8 bytes), then Get Features Timestamp, on {ctrl}", timestamp_set_and_got, "0, clock set",
+     SAME),
+    # -- EPERM: I/O commands off the allow-list -----------------------------------------------
+    ("vendor-specific I/O opcode 0x80 (no data) through IO_CMD on {ns}",
+     lambda ctx: outcome(submit(ctx.ns, NVME_IOCTL_IO_CMD, cmd(VENDOR_IO, nsid=1))[0]), EPERM, status(0x4001)),
     # -- ENOTTY --------------------------------------------------------------------------------
     ("NVME_IOCTL_ID on {ctrl}", nsid_of(C_DEV), ENOTTY, SAME),
     ("unknown ioctl _IO('N', 0x7f) on {ctrl}", plain_ioctl(C_DEV, UNKNOWN_IOCTL), ENOTTY, SAME),
@@ -532,8 +615,8 @@ CHECKS = [
     (f"data_len {HUGE} on Identify through ADMIN_CMD on {{ctrl}}", bad_identify(size=HUGE), EINVAL, SAME),
     # C: no direction check: the command goes out with the buffer attached.
     ("data_len 4096 on Write Zeroes (opcode 0x08: no data) through IO_CMD on {ns}", bad_write(opcode=WRITE_ZEROES), f"{EINVAL}, {KEPT}", f"{OK}, {WRITTEN}"),
-    ("data_len 4096 on I/O opcode 0x03 (bidirectional) through IO_CMD on {ns}", bidi_io, EINVAL, status(0x4001)),
-    ("data_len 4096 on admin opcode 0xff (bidirectional) through ADMIN_CMD on {ctrl}", bidi_admin_with_data, EINVAL, status(0x4001)),
+    ("data_len 4096 on I/O opcode 0x03 (bidirectional) through IO_CMD on {ns}", bidi_io, EPERM, status(0x4001)),
+    ("data_len 4096 on admin opcode 0xff (bidirectional) through ADMIN_CMD on {ctrl}", bidi_admin_with_data, EPERM, status(0x4001)),
     # C: an I/O command's nsid must be the namespace's, on either node (the
     # controller node's IO_CMD goes to its only namespace).
     ("nsid 2 on a Read through IO_CMD on {ns}", bad_read(NS_DEV, nsid=2), EINVAL, SAME),
@@ -591,18 +674,31 @@ def on_slow_controller(ctrl_node, ns_node, scenario):
 
 def abandon(ctrl, ns, nsid, bs, buf, page):
     """A read that times out (the controller takes seconds, the command is
-    given 300 ms), then commands through either node: the driver's buffer
-    stays the controller's until it answers and the driver knows it, which
-    rnvme does not track: EBUSY until unbind."""
+    given 300 ms), then commands through either node: the timed-out
+    command's buffer stays the controller's until it answers, and so does
+    its identifier (I/O queue 1 keeps one for passthrough), but the next
+    command gets another buffer; once the controller has answered, both
+    come back."""
     return [
         ("a Read given 300 ms by a controller that takes 4 s", "ETIMEDOUT",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=300))[0])),
-        ("then an Identify through the controller node (the buffer the controller may still write is retired)", "EBUSY",
+        ("then an Identify through the controller node (another buffer: the timed-out one is retired)", "0",
          lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
-        ("and a Read through the namespace node, 5 s later (the controller has answered)", "EBUSY",
+        ("and a Read through the namespace node at once (I/O queue 1's passthrough identifier is still the "
+         "timed-out Read's)", "EBUSY",
+         lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs))[0])),
+        ("and a Read through the namespace node 5 s later (the controller has answered: identifier and buffer "
+         "given back)", "0",
          lambda: (time.sleep(5), outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr,
                                                                             data_len=bs))[0]))[1]),
+        # rnvme has two buffers: had the first timeout kept its buffer for
+        # good, this one would keep the other, and nothing would be left.
+        ("a second Read given 300 ms", "ETIMEDOUT",
+         lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
+                                                           timeout_ms=300))[0])),
+        ("then an Identify through the controller node (the first timed-out Read's buffer came back)", "0",
+         lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
     ]
 
 
@@ -610,19 +706,42 @@ def interrupt(ctrl, ns, nsid, bs, buf, page):
     """A read the controller takes 4 s to answer, given 10 s, and
     interrupted by a signal after 0.5 s: the ioctl returns EINTR, but the
     controller still has the command, and may still write the buffer. The
-    buffer must be retired as after a timeout."""
+    buffer is retired as after a timeout; the next command gets another.
+    Then a command waiting for its turn behind such a Read is interrupted
+    by a signal: the wait is interruptible, so it returns at once."""
     # A handler, so that the signal interrupts the ioctl instead of ending
     # the process; sent to this thread (a process-wide signal could go to
     # the timer's).
     signal.signal(signal.SIGUSR1, lambda *_: None)
     me = threading.get_ident()
     threading.Timer(0.5, signal.pthread_kill, (me, signal.SIGUSR1)).start()
+    held = {}
+
+    def waiting_for_the_turn():
+        """A Read given 10 s holds the turn for 4 s (in a thread of its own);
+        an Identify waits for the turn and gets a signal 0.5 s later."""
+        time.sleep(5)  # the interrupted Read's identifier comes back
+        slow = Pages(PAGE)
+        t = threading.Thread(target=lambda: held.update(read=outcome(submit(
+            ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=slow.addr, data_len=bs, timeout_ms=10000))[0])))
+        t.start()
+        time.sleep(0.5)
+        threading.Timer(0.5, signal.pthread_kill, (me, signal.SIGUSR1)).start()
+        t0 = time.monotonic()
+        ret = outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])
+        waited = time.monotonic() - t0
+        t.join()
+        return f"{ret}, " + ("at once" if waited < 2.5 else f"after {waited:.1f} s")
+
     return [
         ("a Read given 10 s by a controller that takes 4 s, interrupted by a signal after 0.5 s", "EINTR",
          lambda: outcome(submit(ns, NVME_IOCTL_IO_CMD, cmd(READ, nsid=nsid, addr=buf.addr, data_len=bs,
                                                            timeout_ms=10000))[0])),
-        ("then an Identify through the controller node (the interrupted command's buffer is retired)", "EBUSY",
+        ("then an Identify through the controller node (another buffer: the interrupted command's is retired)", "0",
          lambda: outcome(submit(ctrl, NVME_IOCTL_ADMIN_CMD, identify(1, 0, page))[0])),
+        ("an Identify waiting for the turn of a Read that takes 4 s, interrupted by a signal after 0.5 s "
+         "(the wait is interruptible)", "EINTR, at once", waiting_for_the_turn),
+        ("and that Read", "0", lambda: held.get("read", "not run")),
     ]
 
 
@@ -648,6 +767,9 @@ def main(argv):
         for what, check, want_rnvme, want_c in CHECKS:
             what = what.format(ctrl=ctx.ctrl_node, ns=ctx.ns_node)
             want = want_rnvme if driver == "rnvme" or want_c is SAME else want_c
+            if want is NOT_ON_C:
+                print(f"skip {what}: not sent to the C driver, which would carry it out", flush=True)
+                continue
             faulthandler.dump_traceback_later(120, exit=True)  # a command that never completes
             try:
                 got = check(ctx)

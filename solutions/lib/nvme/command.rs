@@ -141,6 +141,7 @@ pub(crate) mod admin_opc {
     pub(crate) const SET_FEATURES: u8 = 0x09;
     pub(crate) const GET_FEATURES: u8 = 0x0a;
     pub(crate) const ASYNC_EVENT_REQUEST: u8 = 0x0c;
+    pub(crate) const KEEP_ALIVE: u8 = 0x18;
     pub(crate) const DOORBELL_BUFFER_CONFIG: u8 = 0x7c;
 }
 // ANCHOR_END: admin_opc
@@ -150,15 +151,23 @@ pub(crate) mod nvm_opc {
     pub(crate) const FLUSH: u8 = 0x00;
     pub(crate) const WRITE: u8 = 0x01;
     pub(crate) const READ: u8 = 0x02;
+    pub(crate) const WRITE_UNCORRECTABLE: u8 = 0x04;
+    pub(crate) const WRITE_ZEROES: u8 = 0x08;
     pub(crate) const DATASET_MANAGEMENT: u8 = 0x09;
+    pub(crate) const VERIFY: u8 = 0x0c;
 }
 
 /// Feature identifiers for Set/Get Features (NVMe 1.4, figure 271).
 pub(crate) mod feature {
+    pub(crate) const ARBITRATION: u32 = 0x01;
     pub(crate) const TEMPERATURE_THRESHOLD: u32 = 0x04;
     pub(crate) const VOLATILE_WRITE_CACHE: u32 = 0x06;
     pub(crate) const NUMBER_OF_QUEUES: u32 = 0x07;
     pub(crate) const ASYNC_EVENT_CONFIG: u32 = 0x0b;
+    pub(crate) const AUTONOMOUS_POWER_STATE: u32 = 0x0c;
+    pub(crate) const HOST_MEMORY_BUFFER: u32 = 0x0d;
+    pub(crate) const TIMESTAMP: u32 = 0x0e;
+    pub(crate) const HOST_IDENTIFIER: u32 = 0x81;
 }
 
 /// Identify's Controller or Namespace Structure values (CNS, CDW10 7:0).

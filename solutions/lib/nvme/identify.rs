@@ -80,27 +80,36 @@ pub(crate) struct IdNs {
     pub(crate) format: u8,
     /// log2 of the logical block size of that format (LBADS).
     pub(crate) lbads: u8,
+    /// Bytes of metadata with each block in that format (MS).
+    pub(crate) ms: u16,
 }
 
 impl IdNs {
     /// Reads the fields from an Identify Namespace page.
     pub(crate) fn parse(page: &[u8]) -> Option<IdNs> {
         let format = *page.get(26)? & 0xf;
-        // LBA format descriptors: 4 bytes each from byte 128; LBADS is the
-        // descriptor's byte 2.
-        let lbads = *page.get(128 + 4 * usize::from(format) + 2)?;
+        // LBA format descriptors: 4 bytes each from byte 128; MS is the
+        // descriptor's bytes 1:0, LBADS its byte 2.
+        let lbaf = 128 + 4 * usize::from(format);
+        let lbads = *page.get(lbaf + 2)?;
         Some(IdNs {
             nsze: le64(page, 0)?,
             format,
             lbads,
+            ms: le16(page, lbaf)?,
         })
     }
 
-    /// The logical block size in bytes; `None` if LBADS is out of the
-    /// range the specification allows (9..=31: 512 bytes and up).
+    /// The logical block size in bytes; `None` if the driver cannot drive
+    /// the format: LBADS out of the range the specification allows
+    /// (9..=31: 512 bytes and up), or metadata with each block (MS not 0).
+    /// The driver moves data alone (its commands' metadata pointer is 0,
+    /// its PRPs describe the data): the controller would DMA a separate
+    /// buffer's metadata to bus address 0, or, with extended LBAs (FLBAS
+    /// bit 4), every block would be MS bytes longer than the driver thinks.
     pub(crate) fn block_size(&self) -> Option<u32> {
-        match self.lbads {
-            9..=31 => Some(1 << self.lbads),
+        match (self.lbads, self.ms) {
+            (9..=31, 0) => Some(1 << self.lbads),
             _ => None,
         }
     }

@@ -105,7 +105,24 @@ impl IdentifyPage {
         nsid: u32,
         timeout: Delta,
     ) -> Result<IdNs> {
-        IdNs::parse(self.identify(dev, admin, cns::NAMESPACE, nsid, timeout)?).ok_or(EIO)
+        let ns =
+            IdNs::parse(self.identify(dev, admin, cns::NAMESPACE, nsid, timeout)?).ok_or(EIO)?;
+        // A format the driver cannot drive is refused here, where the
+        // driver first sees it, and said why: a namespace formatted with
+        // metadata (by another driver, or another host) would otherwise be
+        // driven as if it had none.
+        if ns.block_size().is_none() {
+            dev_err!(
+                dev,
+                "namespace {}: LBA format {} (2^{}-byte blocks, {} bytes of metadata each) is not one rnvme drives\n",
+                nsid,
+                ns.format,
+                ns.lbads,
+                ns.ms
+            );
+            return Err(EOPNOTSUPP);
+        }
+        Ok(ns)
     }
 }
 // ANCHOR_END: identify_page

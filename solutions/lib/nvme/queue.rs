@@ -588,6 +588,14 @@ impl<P: Pending> QueuePair<P> {
         self.rings.lock().give_up();
     }
 
+    /// Whether an identifier waits for an answer its submitter stopped
+    /// waiting for (`Slot::Abandoned`): until none does, a buffer such a
+    /// command used may still be the controller's (stage 16).
+    pub(crate) fn has_abandoned(&self) -> bool {
+        let rings = self.rings.lock();
+        rings.slots.iter().any(|s| matches!(s, Slot::Abandoned))
+    }
+
     /// Whether the queue was given up.
     pub(crate) fn is_dead(&self) -> bool {
         self.rings.lock().dead

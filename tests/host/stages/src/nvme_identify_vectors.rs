@@ -131,7 +131,7 @@ fn nvme_id_ns_qemu_default() {
     // metadata. 0x20000 blocks = 64 MiB.
     let p = ns_page(0x2_0000, 0, &[(0, 9, 0)]);
     let ns = IdNs::parse(&p).expect("parses");
-    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9 });
+    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9, ms: 0 });
     assert_eq!(ns.block_size(), Some(512));
 }
 
@@ -147,10 +147,13 @@ fn nvme_id_ns_format_selects_the_descriptor() {
     // Formats 0..=3 with LBADS 9, 10, 12, 13 and metadata sizes that would
     // confuse a parser reading the wrong byte of the descriptor.
     let lbaf = [(8, 9, 0), (16, 10, 1), (0, 12, 2), (64, 13, 3)];
-    for (format, lbads) in [(0u8, 9u8), (1, 10), (2, 12), (3, 13)] {
+    for (format, lbads, ms) in [(0u8, 9u8, 8u16), (1, 10, 16), (2, 12, 0), (3, 13, 64)] {
         let ns = IdNs::parse(&ns_page(1000, format, &lbaf)).unwrap();
-        assert_eq!((ns.format, ns.lbads), (format, lbads), "FLBAS {format}");
-        assert_eq!(ns.block_size(), Some(1 << lbads));
+        assert_eq!((ns.format, ns.lbads, ns.ms), (format, lbads, ms), "FLBAS {format}");
+        // Only the format without metadata has a block size the driver
+        // can use.
+        let want = if ms == 0 { Some(1 << lbads) } else { None };
+        assert_eq!(ns.block_size(), want, "FLBAS {format}");
     }
     // FLBAS bit 4 (metadata at the end of the block) and bits 7:5 are not
     // part of the index: 0x13 and 0xf3 are format 3.
@@ -159,11 +162,50 @@ fn nvme_id_ns_format_selects_the_descriptor() {
     }
 }
 
+/// QEMU's LBA formats (hw/nvme/ns.c): 512 or 4096 bytes, each with 0, 8,
+/// 16 or 64 bytes of metadata. A namespace formatted with metadata (by the
+/// C driver's `nvme format -l 1`, say) has no block size the driver can
+/// use: it moves data alone, so the metadata would go to bus address 0, or
+/// (extended LBAs, FLBAS bit 4) every block would be longer than it thinks.
+#[test]
+fn nvme_id_ns_metadata_has_no_block_size() {
+    let lbaf = [
+        (0, 9, 0),
+        (8, 9, 0),
+        (16, 9, 0),
+        (64, 9, 0),
+        (0, 12, 0),
+        (8, 12, 0),
+        (16, 12, 0),
+        (64, 12, 0),
+    ];
+    for (flbas, want) in [
+        (0u8, Some(512)),
+        (1, None),
+        (2, None),
+        (3, None),
+        (4, Some(4096)),
+        (5, None),
+        (7, None),
+        // Extended LBAs (bit 4): the metadata at the end of each block.
+        (0x11, None),
+        (0x15, None),
+        // Bit 4 without metadata changes nothing.
+        (0x10, Some(512)),
+    ] {
+        let ns = IdNs::parse(&ns_page(1000, flbas, &lbaf)).unwrap();
+        assert_eq!(ns.block_size(), want, "FLBAS {flbas:#x}: {ns:?}");
+    }
+    // MS is 16 bits, little endian: 0x0100 is 256 bytes, not 0 or 1.
+    let ns = IdNs::parse(&ns_page(1, 0, &[(0x100, 9, 0)])).unwrap();
+    assert_eq!((ns.ms, ns.block_size()), (256, None));
+}
+
 #[test]
 fn nvme_id_ns_format_15_is_the_last_descriptor() {
     // LBAF 15 is bytes 188..192; LBADS at byte 190.
     let mut p = ns_page(1, 15, &[]);
-    p[190] = 12;
+    p[188..191].copy_from_slice(&[0, 0, 12]);
     let ns = IdNs::parse(&p).unwrap();
     assert_eq!((ns.format, ns.lbads, ns.block_size()), (15, 12, Some(4096)));
 }
@@ -185,7 +227,7 @@ fn nvme_id_ns_short_pages() {
 
 #[test]
 fn nvme_id_ns_block_size_bounds() {
-    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads };
+    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads, ms: 0 };
     // Below 512 bytes the specification does not allow a block size.
     for lbads in [0, 1, 8] {
         assert_eq!(ns(lbads).block_size(), None, "LBADS {lbads}");
