@@ -5,6 +5,8 @@ and 23 (access): what a mount never does.
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 stalled connections
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
+                                                (the server loaded with allow_root=1)
+  p9h.py squash PORT                            an attach as root acts as nobody (65534)
   p9h.py clients PORT EXPORT N [MAX [EVERY]]    N clients at once read the fixture
                                                 (its files of at most MAX bytes; one
                                                 client in EVERY lists "many")
@@ -223,7 +225,7 @@ def access(port):
     def user_fid(fid, uid, uname="x"):
         return reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
 
-    ok(user_fid(1, 0) is None, "attach as uid 0 (root)")
+    ok(user_fid(1, 0) is None, "attach as uid 0 (root, allow_root=1)")
     ok(user_fid(2, 1000) is None, "attach as uid 1000 (alice in the passwd file)")
     ok(user_fid(3, NONUNAME, "bob") is None, "attach by name as bob (n_uname = NONUNAME)")
     e = user_fid(4, 4242)
@@ -299,6 +301,30 @@ def access(port):
     c.version(65536)
     c.ok(TATTACH, attach_body(1, 0))
     ok(c.walk(1, 2, ["d", "numbers"]) != [], "after 30 connections closed mid-request, the server still serves")
+    c.sock.close()
+
+
+def squash(port):
+    """The server loaded without allow_root: root, by uid or by name, is
+    accepted and acts as nobody (65534:65534, no capability)."""
+    c = Conn(port)
+    c.version(65536)
+    for fid, uid, uname, how in ((1, 0, "x", "by uid 0"), (2, NONUNAME, "root", "by the name root")):
+        e = reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
+        ok(e is None, f"attach as root {how} is accepted", f"errno {e}")
+        c.walk(fid, 10 + fid, ["rootonly"])
+        e = reply_to(c, TLOPEN, struct.pack("<II", 10 + fid, 0))[0]
+        ok(e == EACCES, f"... and squashed: root ({how}) cannot open the root-only file (mode 600, owner 0): EACCES",
+           "it opened it: the attach acts as root, with every capability" if e is None else f"errno {e}")
+    c.walk(1, 20, ["nobodys"])
+    e = reply_to(c, TLOPEN, struct.pack("<II", 20, 0))[0]
+    body = c.ok(TREAD, struct.pack("<IQI", 20, 0, 100)) if e is None else b""
+    ok(e is None and body[4:] == b"nobody's\n",
+       f"the squashed root acts as uid 65534: it opens and reads nobody's file (mode 600, owner 65534) ({body[4:]!r})",
+       f"errno {e}")
+    qids = c.walk(1, 21, ["closed", "inside"])
+    ok(len(qids) == 1, "the squashed root cannot walk into a directory of mode 700 owned by root",
+       f"{len(qids)} of 2 names walked")
     c.sock.close()
 
 
@@ -532,7 +558,7 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "access": access, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "access": access, "squash": squash, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)

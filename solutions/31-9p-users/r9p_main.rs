@@ -33,6 +33,7 @@ use node::Node;
 use passwd::Who;
 use policy::Policy;
 use user::{
+    Squash,
     User,
     UserFiles, //
 };
@@ -127,6 +128,10 @@ module! {
             default: 10000,
             description: "Milliseconds a connection may hold half a frame (100..=600000)",
         },
+        allow_root: bool {
+            default: false,
+            description: "Honour an attach as uid 0; by default it acts as 65534 (root_squash)",
+        },
     },
 }
 
@@ -147,6 +152,9 @@ struct Users {
     limited: Limited,
     /// Where `Tattach` looks its users up.
     files: UserFiles,
+    /// Whether an attach as uid 0 acts as root (`allow_root=1`), or as
+    /// the anonymous user (the default).
+    allow_root: bool,
 }
 
 impl Policy for Users {
@@ -167,23 +175,34 @@ impl Policy for Users {
             passwd: open("passwd", PASSWD.value())?,
             group: open("group", GROUP.value())?,
         };
+        let allow_root = module_parameters::allow_root.value();
+        if allow_root {
+            pr_warn!("allow_root=1: any client that can connect may act as root\n");
+        }
         Ok(Self {
             limited: Limited::new()?,
             files,
+            allow_root,
         })
     }
 
     // ANCHOR: attach
     /// The user `Tattach` names, from the passwd and group files: by
     /// number, or by name if the number is `NONUNAME`. A user the passwd
-    /// file does not list gets `EACCES`.
+    /// file does not list gets `EACCES`; root (uid 0) acts as the
+    /// anonymous user unless `allow_root=1`.
     fn attach(&self, uname: &[u8], n_uname: u32) -> Result<Arc<User>> {
         let who = if n_uname == NONUNAME {
             Who::Name(uname)
         } else {
             Who::Uid(n_uname)
         };
-        Ok(Arc::new(user::lookup(&self.files, who)?, GFP_KERNEL)?)
+        let squash = if self.allow_root {
+            Squash::None
+        } else {
+            Squash::Root
+        };
+        Ok(Arc::new(user::lookup(&self.files, who, squash)?, GFP_KERNEL)?)
     }
     // ANCHOR_END: attach
 

@@ -165,14 +165,40 @@ pub(crate) struct UserFiles {
     pub(crate) group: File,
 }
 
+// ANCHOR: squash
+/// What an attach as root becomes (the module parameter `allow_root`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Squash {
+    /// Root acts as root, with every capability (`allow_root=1`).
+    None,
+    /// Root acts as [`ANONYMOUS`], as NFS's `root_squash` maps it to
+    /// `anonuid`: 9P2000.L without authentication lets any client that can
+    /// connect *say* it is uid 0.
+    Root,
+}
+
+/// Whom a squashed root acts for: `nobody`, uid and gid 65534 (NFS's
+/// default `anonuid` and `anongid`), with no supplementary group and, as
+/// every user but root, no capability.
+const ANONYMOUS: Account<'static> = Account {
+    name: b"nobody",
+    uid: 65534,
+    gid: 65534,
+};
+// ANCHOR_END: squash
+
 // ANCHOR: lookup
 /// The credentials of the user a `Tattach` names, looked up in the passwd
 /// file, with the groups the group file lists the user in (both read again
 /// at each attach: a user or a membership added since is found); `EACCES`
-/// if there is no such user.
-pub(crate) fn lookup(files: &UserFiles, who: Who<'_>) -> Result<User> {
+/// if there is no such user. Root is squashed to [`ANONYMOUS`] unless
+/// `squash` is `Squash::None`.
+pub(crate) fn lookup(files: &UserFiles, who: Who<'_>, squash: Squash) -> Result<User> {
     let users = read_all(&files.passwd)?;
     let account = passwd::find(&users, who).ok_or(EACCES)?;
+    if account.uid == 0 && squash == Squash::Root {
+        return User::new(ANONYMOUS, &[]);
+    }
     let mut gids = [0u32; MAX_GROUPS];
     let groups = group::groups_of(
         &read_all(&files.group)?,

@@ -1,6 +1,8 @@
 #!/bin/bash
 # Stage 31 test (runs in the VM): the stage-29 server acts for its users.
-# Per-user access through raw attaches (p9h.py access: by uid, by name, an
+# Root squashed by default (p9h.py squash: an attach as uid 0 or as
+# "root" acts as nobody, 65534), then, loaded with allow_root=1, per-user
+# access through raw attaches (p9h.py access: by uid, by name, an
 # unknown user; opens each user may and may not make; Tflush and
 # connections closed mid-request) and through a mount, as root, as uid
 # 1000, with and without the group the server's group file gives it; then a
@@ -32,6 +34,7 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 	echo "for staff" >staffonly && chown 0:2000 staffonly && chmod 640 staffonly
 	echo "for nobody" >brokengroup && chown 0:2001 brokengroup && chmod 640 brokengroup
 	echo "for group 0" >rootgroup && chown 0:0 rootgroup && chmod 640 rootgroup
+	echo "nobody's" >nobodys && chown 65534:65534 nobodys && chmod 600 nobodys
 	echo inside >closed/inside && chmod 700 closed
 ) || fail "the fixture tree is built" "a command in the fixture script failed"
 # The users the server knows: its own passwd file, not the VM's. A mount
@@ -49,8 +52,25 @@ printf '%s\n' 'root:x:0:' '# a comment' 'wheel:x:10:carol,alice' 'staff:x:2000:c
 hint "Users::new opens the passwd and group files (given): a file that cannot be opened fails the load"
 check_fails "insmod with a group file that does not exist is refused" insmod "$KO" root="$EXPORT" group=/nonexistent
 
+# ---- root, squashed ------------------------------------------------------------------------
+# 9P2000.L has no authentication: n_uname is whatever the client says.
+# Without allow_root=1, uid 0 acts as nobody.
+load root="$EXPORT" passwd="$W/passwd" group="$W/group" port=$PORT workers=2
+hint "Users::attach (given): without allow_root=1, lookup squashes uid 0 to ANONYMOUS (65534:65534, no group, no capability); User::new drops the capabilities of every uid but 0"
+run_checks $H squash $PORT
+if mount9p 65536 none 2>"$W/err"; then
+	check_fails "through a mount, root (squashed) cannot read the root-only file" cat "$MNT/rootonly"
+	check "through a mount, root (squashed) reads nobody's mode-600 file" grep -qx "nobody's" "$MNT/nobodys"
+	umount "$MNT"
+else
+	fail "mount as root, squashed (msize 65536, cache=none)" "$(cat "$W/err")" "$(excerpt)"
+fi
+unload
+
 # ---- per-user access, Tflush, abrupt closes -------------------------------------------------
-load root="$EXPORT" passwd="$W/passwd" group="$W/group" port=$PORT workers=2 max_conns=80 idle_ms=2000
+mark
+load root="$EXPORT" passwd="$W/passwd" group="$W/group" port=$PORT workers=2 max_conns=80 idle_ms=2000 allow_root=1
+expect_dmesg "allow_root=1 is logged as the risk it is" 'allow_root=1: any client that can connect may act as root'
 hint "user.rs: User::new builds the credentials (and its groups, r9p_set_groups), User::run installs them for one request; open_read_checked asks inode_permission"
 t0=$SECONDS
 run_checks $H access $PORT
