@@ -7,6 +7,7 @@ Usage:
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
                                                 (the server loaded with allow_root=1)
   p9h.py squash PORT                            an attach as root acts as nobody (65534)
+  p9h.py attach PORT UID WANT [NOTE]            an attach as UID gets WANT (ok or an errno)
   p9h.py clients PORT EXPORT N [MAX [EVERY]]    N clients at once read the fixture
                                                 (its files of at most MAX bytes; one
                                                 client in EVERY lists "many")
@@ -328,6 +329,16 @@ def squash(port):
     c.sock.close()
 
 
+def attach(port, uid, want, note=""):
+    c = Conn(port)
+    c.version(8192)
+    e = reply_to(c, TATTACH, attach_body(1, uid, "x"))[0]
+    got = "ok" if e is None else e
+    ok(str(got) == str(want), f"attach as uid {uid}{note and f' ({note})'}: {'accepted' if want == 'ok' else f'errno {want}'}",
+       f"got {'an Rattach' if e is None else f'errno {e}'}")
+    c.sock.close()
+
+
 # ---- concurrent clients -----------------------------------------------------------
 def readdir_names(c, fid, count=60000):
     names, offset = [], 0
@@ -558,7 +569,7 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "access": access, "squash": squash, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)

@@ -2,7 +2,8 @@
 """A small 9P2000.L client that speaks the raw protocol to the server of
 stages 26 to 28 and checks what a mount never sends.
 
-Usage: p9raw.py PORT session  (stage 26: msize, Tauth, fids reused, Tflush,
+Usage: p9raw.py PORT session  (stage 26: requests before Tversion, msize,
+                               Tauth, fids reused, Tflush,
                                unknown and write-like types, a truncated
                                message, a request larger than the first 8
                                KiB, after Tversion raised msize)
@@ -151,6 +152,21 @@ class Checks:
 def session():
     """Stage 26: what a server of the export's root alone must answer."""
     expect = Checks()
+    # Nothing is served before a Tversion is agreed to: the session starts
+    # with one.
+    c = Conn(int(sys.argv[1]))
+    attach_root = struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)
+    for ty, body, what in ((TATTACH, attach_root, "Tattach"), (TSTATFS, struct.pack("<I", 1), "Tstatfs"),
+                           (TFLUSH, struct.pack("<H", 3), "Tflush")):
+        got = c.outcome(ty, body)
+        expect(got == EPROTO, f"a {what} before Tversion gets Rlerror EPROTO, got "
+               + ("an answer: it was served" if got is None else f"errno {got}"))
+    body = c.ok(TVERSION, struct.pack("<I", 8192) + s("9P2000"))
+    expect(body[4:] == s("unknown"), f"Tversion of 9P2000 gets 'unknown': {body[4:]!r}")
+    expect(c.outcome(TATTACH, attach_root) == EPROTO, "a Tattach after a Tversion answered 'unknown' gets EPROTO")
+    c.version(8192)
+    c.attach(1)
+    c.sock.close()
     c = Conn(int(sys.argv[1]))
     msize = c.version(1 << 24)
     expect(msize == 1 << 20, f"msize 16 MiB is capped to 1 MiB, got {msize}")

@@ -204,6 +204,9 @@ struct Session<P: Policy> {
     fids: FidTable<P::User>,
     /// The negotiated maximum message size.
     msize: u32,
+    /// Whether a `Tversion` was agreed to: until then, every other request
+    /// gets `EPROTO`.
+    versioned: bool,
     /// Where replies are encoded (`msize` bytes).
     out: KVVec<u8>,
     /// Where `Tread` and `Treadlink` put their data before it is encoded.
@@ -224,6 +227,7 @@ impl<P: Policy> Session<P> {
             fids: FidTable::new(policy.max_fids()),
             policy,
             msize: FIRST_MSIZE,
+            versioned: false,
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
             frame_began: None,
@@ -313,8 +317,14 @@ impl<P: Policy> Session<P> {
     }
 
     /// Answers one decoded request: as the user of the fid it names, if it
-    /// names one.
+    /// names one. Before a `Tversion` was agreed to, only `Tversion` is
+    /// answered: a session starts with one (the protocol's rule), and a
+    /// server that served a `Tattach` first would let a client skip the
+    /// one request that sets what the session may cost.
     fn dispatch<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        if !self.versioned && !matches!(request, Request::Version(_)) {
+            return Err(errno::EPROTO);
+        }
         let Some(fid) = acting_fid(&request) else {
             return self.answer::<N>(tag, request);
         };
@@ -385,8 +395,11 @@ impl<P: Policy> Session<P> {
                 .resize(len, 0, GFP_KERNEL)
                 .map_err(|_| ecode(ENOMEM))?;
             self.msize = msize;
+            self.versioned = true;
             frame::VERSION_9P2000_L
         } else {
+            // No session: the client may try another version.
+            self.versioned = false;
             b"unknown"
         };
         let reply = Reply::Version(Rversion {

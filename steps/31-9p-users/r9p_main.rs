@@ -38,6 +38,7 @@ use policy::Policy;
 use user::{
     Squash,
     User,
+    UserFile,
     UserFiles, //
 };
 use vfs::File;
@@ -165,7 +166,7 @@ impl Policy for Users {
 
     fn new() -> Result<Self> {
         let open = |what, path: &CStr| {
-            File::open_regular(path).inspect_err(|e| {
+            UserFile::new(path).inspect_err(|e| {
                 pr_err!(
                     "cannot open the {} file {}: {:?}\n",
                     what,

@@ -110,6 +110,16 @@ else
 fi
 hint "the namespace of this stage (Confined) has walking only: a listing still gets the trait's default, EOPNOTSUPP, until stage 28"
 p9_refused "listing is stage 28's: ls of a directory gets EOPNOTSUPP" ls "$MNT/d"
+hint "open_read (given, vfs.rs) opens without O_NOATIME, which open(2) grants the file's owner only: a read through the server updates the access time, as read(2) does"
+echo atime >"$EXPORT/atime" && touch -a -d '2001-01-01 00:00:00' "$EXPORT/atime"
+cat "$MNT/atime" >/dev/null 2>&1
+at=$(stat -c %X "$EXPORT/atime")
+if [ "$at" -gt $((978307200 + 86400)) ]; then
+	pass "a read through the server updates the file's access time (2001 -> $(date -d "@$at" +%F))"
+else
+	fail "a read through the server updates the file's access time" "atime still $(date -d "@$at" +%F): opened with O_NOATIME?"
+fi
+rm -f "$EXPORT/atime"
 umount "$MNT"
 
 

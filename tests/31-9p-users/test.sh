@@ -75,6 +75,10 @@ hint "user.rs: User::new builds the credentials (and its groups, r9p_set_groups)
 t0=$SECONDS
 run_checks $H access $PORT
 echo "# access took $((SECONDS - t0)) s"
+hint "lookup (given) opens the passwd file again at each Tattach, by its name in the directory opened at load: useradd replaces the file by a rename"
+run_checks $H attach $PORT 1002 13 "not in the passwd file yet"
+cp "$W/passwd" "$W/passwd.new" && echo 'carol:x:1002:1002::/:/bin/sh' >>"$W/passwd.new" && mv "$W/passwd.new" "$W/passwd"
+run_checks $H attach $PORT 1002 ok "carol, added by mv of a new passwd file over the old one"
 
 as_alice() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
 served=0
@@ -92,6 +96,15 @@ if mount9p 65536 none 2>"$W/err"; then
 		setpriv --reuid=1000 --regid=1000 --groups=2000 grep -qx 'for staff' "$MNT/staffonly"
 	check_fails "through a mount, uid 1001 (not in staff there) cannot, though its process has group 2000" \
 		setpriv --reuid=1001 --regid=1001 --groups=2000 cat "$MNT/staffonly"
+	hint "open_read_checked: no O_NOATIME (open(2) grants it to the file's owner only): a read updates the access time"
+	touch -a -d '2001-01-01 00:00:00' "$EXPORT/one"
+	as_alice cat "$MNT/one" >/dev/null 2>&1
+	at=$(stat -c %X "$EXPORT/one")
+	if [ "$at" -gt $((978307200 + 86400)) ]; then
+		pass "through a mount, uid 1000's read of root's file updates its access time (2001 -> $(date -d "@$at" +%F))"
+	else
+		fail "through a mount, uid 1000's read of root's file updates its access time" "atime still $(date -d "@$at" +%F): opened with O_NOATIME?"
+	fi
 	umount "$MNT"
 else
 	fail "mount as root (msize 65536, cache=none)" "$(cat "$W/err")" "$(excerpt)"

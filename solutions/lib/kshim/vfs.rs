@@ -117,8 +117,12 @@ impl File {
     /// credentials `creds_of` was opened with. The caller checked that it is
     /// a regular file or a directory (opening a FIFO would wait for a
     /// writer; a symlink has no file operations).
+    ///
+    /// Reads then update the access time, as `read(2)`'s do: `O_NOATIME`
+    /// is the file owner's privilege (`may_open` refuses it to anyone
+    /// else), and `dentry_open` would not check it.
     pub(crate) fn open_read(&self, creds_of: &File) -> Result<Self> {
-        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NOATIME;
+        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE;
         // SAFETY: both files are valid (type invariant); `f_cred` is set at
         // open and lives as long as its file; `dentry_open` takes its own
         // references on the path and the credentials, and returns a new
