@@ -19,6 +19,10 @@ Usage: p9raw.py PORT session  (stage 26: requests before Tversion, msize,
        p9raw.py PORT list DIR COUNT  (the names in the export's directory
                             DIR, read with Treaddir in replies of at most
                             COUNT bytes, one a line, without . and ..)
+       p9raw.py PORT lease PATH  (PATH, leased by `p9raw.py hold PATH SECONDS`:
+                                  Tlopen gets EAGAIN at once)
+       p9raw.py PORT mounts [cross]  (tmpfs mounts on mnt-a and mnt-b in the
+                                      export: EXDEV, or with cross, read)
        p9raw.py PORT fair  (with workers=1: a connection floods the server
                             with pipelined requests; another is answered
                             long before the flood ends: tasks take turns)
@@ -37,6 +41,7 @@ RLERROR = 7
 NOFID = 0xFFFFFFFF
 ENOENT, EBADF, EINVAL, EROFS, ELOOP, ENOTDIR = 2, 9, 22, 30, 40, 20
 ENODATA, EPROTO, EOPNOTSUPP, EEXIST = 61, 71, 95, 17
+EAGAIN, EXDEV = 11, 18
 
 
 def s(b):
@@ -393,10 +398,85 @@ def fair(requests=30000):
     print(f"ok: answered while the flood had {at} of {requests} answers")
 
 
+def hold_lease():
+    """p9raw.py hold FILE SECONDS: takes a write lease on FILE (F_SETLEASE
+    F_WRLCK), prints "ready", and keeps it SECONDS: it ignores SIGIO, the
+    kernel's request to give it up, so an open by anyone else waits for
+    lease-break-time (45 s by default) unless it asks not to wait."""
+    import fcntl
+    import os
+    import signal
+    signal.signal(signal.SIGIO, signal.SIG_IGN)
+    fd = os.open(sys.argv[2], os.O_RDONLY)
+    fcntl.fcntl(fd, getattr(fcntl, "F_SETLEASE", 1024), fcntl.F_WRLCK)
+    print("ready", flush=True)
+    time.sleep(float(sys.argv[3]))
+
+
+def lease():
+    """p9raw.py PORT lease PATH: Tlopen of PATH (in the export), which a
+    `hold` process leases, fails at once with EAGAIN (EWOULDBLOCK): the
+    server opens with O_NONBLOCK, so break_lease does not put a worker to
+    sleep for lease-break-time."""
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    c.walk(1, 2, sys.argv[3].split("/"))
+    c.sock.settimeout(120)
+    t0 = time.time()
+    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
+    took = time.time() - t0
+    if got != EAGAIN or took > 5:
+        raise AssertionError(f"Tlopen of a leased file: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
+                             "not EAGAIN at once (does the open pass O_NONBLOCK?)")
+    # Meanwhile the server serves: the worker never slept.
+    c.walk(1, 3, ["one"])
+    c.ok(TLOPEN, struct.pack("<II", 3, 0))
+    c.sock.close()
+    print(f"ok: EAGAIN in {took:.2f} s")
+
+
+def mounts():
+    """p9raw.py PORT mounts [cross]: the export holds tmpfs mounts on
+    mnt-a and mnt-b (a file f in each). Without cross, a walk onto either
+    gets EXDEV and the export's own files still walk; with cross (the
+    module loaded with cross_mounts=1), both files read back."""
+    expect = Checks()
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    if sys.argv[3:] != ["cross"]:
+        for names in (["mnt-a"], ["mnt-a", "f"]):
+            got = c.outcome(TWALK, c.walk_body(1, 2, names))
+            expect(got == EXDEV, f"a walk of {names} onto a mount inside the export gets EXDEV, got "
+                   + ("a walk that succeeded: it crossed into the mount" if got is None else f"errno {got}"))
+        qids = c.walk(1, 2, ["d", "..", "mnt-b", "f"])
+        expect(len(qids) == 2, f"a walk of d/../mnt-b/f stops before mnt-b: {len(qids)} of 4 names walked")
+        expect(c.error(TGETATTR, struct.pack("<IQ", 2, 0x7FF)) == EBADF, "a refused walk creates no fid")
+        c.walk(1, 3, ["one"])
+        c.ok(TLOPEN, struct.pack("<II", 3, 0))
+        expect(c.ok(TREAD, struct.pack("<IQI", 3, 0, 10))[4:] == b"1", "the export's own files still read")
+        c.sock.close()
+        print(f"ok: {expect.n} checks")
+        return
+    data = {}
+    for fid, m in ((2, "mnt-a"), (3, "mnt-b")):
+        qids = c.walk(1, fid, [m, "f"])
+        expect(len(qids) == 2, f"with cross_mounts=1, {m}/f walks: {qids}")
+        c.ok(TLOPEN, struct.pack("<II", fid, 0))
+        data[m] = c.ok(TREAD, struct.pack("<IQI", fid, 0, 10))[4:]
+    expect(data == {"mnt-a": b"a\n", "mnt-b": b"b\n"}, f"with cross_mounts=1, the files on the mounts read back: {data}")
+    c.sock.close()
+    print(f"ok: {expect.n} checks")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "hold":
+        hold_lease()
+        sys.exit(0)
     try:
         modes = {"session": session, "walks": walks, "readdirs": readdirs, "oversized": oversized, "fair": fair,
-                 "list": list_dir}
+                 "list": list_dir, "lease": lease, "mounts": mounts}
         modes[sys.argv[2]]()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")

@@ -77,6 +77,10 @@ module! {
             default: 4,
             description: "Work items the executor runs at once (1..=64)",
         },
+        cross_mounts: bool {
+            default: false,
+            description: "Let walks cross into file systems mounted inside the export",
+        },
     },
 }
 

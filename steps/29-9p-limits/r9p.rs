@@ -82,6 +82,10 @@ module! {
             default: 4,
             description: "Work items the executor runs at once (1..=64)",
         },
+        cross_mounts: bool {
+            default: false,
+            description: "Let walks cross into file systems mounted inside the export",
+        },
         max_conns: u32 {
             default: 32,
             description: "Connections served at once; more are closed at once (1..=1024)",

@@ -292,7 +292,9 @@ impl File {
         // the mount the path is on, with the mask `open(2)` passes
         // (`MAY_OPEN` and `MAY_READ`). The open is read-only and large-file,
         // and reads update the access time as `read(2)`'s do: no
-        // `O_NOATIME`, which `open(2)` grants the file's owner only.
+        // `O_NOATIME`, which `open(2)` grants the file's owner only. And it
+        // never waits: a file under a lease (`F_SETLEASE`) is `EWOULDBLOCK`
+        // at once (`O_NONBLOCK`), not a worker asleep for 45 s.
         // Tools: `self.path()` (a `struct path`: `mnt`, `dentry`),
         // `bindings::inode_permission`, `bindings::MAY_OPEN`, `MAY_READ`,
         // `bindings::dentry_open`, `r9p_current_cred()`, `Self::from_result`.
@@ -300,7 +302,7 @@ impl File {
         // opens her own file (mode 600, owner 1000)", the "cannot ...: EACCES"
         // checks, the "through a mount, ..." checks and the last diff -r;
         // "through a mount, uid 1000's read of root's file updates its
-        // access time".
+        // access time"; "Tlopen of a file under a lease fails at once".
         Err(ENOSYS)
     }
     // ANCHOR_END: open_checked

@@ -35,6 +35,7 @@ mount -t tmpfs -o size=32m r9p-fixture "$EXPORT"
 	echo "for nobody" >brokengroup && chown 0:2001 brokengroup && chmod 640 brokengroup
 	echo "for group 0" >rootgroup && chown 0:0 rootgroup && chmod 640 rootgroup
 	echo "nobody's" >nobodys && chown 65534:65534 nobodys && chmod 600 nobodys
+	echo leased >leased
 	echo inside >closed/inside && chmod 700 closed
 ) || fail "the fixture tree is built" "a command in the fixture script failed"
 # The users the server knows: its own passwd file, not the VM's. A mount
@@ -79,6 +80,22 @@ hint "lookup (given) opens the passwd file again at each Tattach, by its name in
 run_checks $H attach $PORT 1002 13 "not in the passwd file yet"
 cp "$W/passwd" "$W/passwd.new" && echo 'carol:x:1002:1002::/:/bin/sh' >>"$W/passwd.new" && mv "$W/passwd.new" "$W/passwd"
 run_checks $H attach $PORT 1002 ok "carol, added by mv of a new passwd file over the old one"
+# A lease holder that never lets go: without O_NONBLOCK, the open sleeps
+# lease-break-time (10 s here, 45 s by default) in a worker.
+BREAK=$(cat /proc/sys/fs/lease-break-time)
+echo 10 >/proc/sys/fs/lease-break-time
+python3 "$(dirname "$0")/../p9raw.py" hold "$EXPORT/leased" 60 >"$W/holder" 2>&1 &
+holder=$!
+hint "open_read_checked opens with O_NONBLOCK: break_lease answers EWOULDBLOCK at once instead of sleeping in the worker"
+if wait_ready "$W/holder" 100; then
+	is_ok "Tlopen of a file under a lease (F_SETLEASE) fails at once with EAGAIN, and the server goes on" \
+		python3 "$(dirname "$0")/../p9raw.py" $PORT lease leased
+else
+	fail "a lease on a file of the export (the fixture)" "$(cat "$W/holder")"
+fi
+kill $holder 2>/dev/null
+wait $holder 2>/dev/null
+echo "$BREAK" >/proc/sys/fs/lease-break-time
 
 as_alice() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
 served=0

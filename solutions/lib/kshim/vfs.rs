@@ -112,6 +112,16 @@ impl File {
     }
     // ANCHOR_END: lookup
 
+    // ANCHOR: same_mount
+    /// Whether this file and `other` are on the same mount (`f_path.mnt`):
+    /// a lookup that lands on a file system mounted on the name does not.
+    pub(crate) fn same_mount(&self, other: &File) -> bool {
+        // SAFETY: both paths are valid while the files are (type
+        // invariant); only the pointers are compared.
+        unsafe { (*self.path()).mnt == (*other.path()).mnt }
+    }
+    // ANCHOR_END: same_mount
+
     // ANCHOR: open_read
     /// Opens the file this path handle names, read-only, with the
     /// credentials `creds_of` was opened with. The caller checked that it is
@@ -121,8 +131,15 @@ impl File {
     /// Reads then update the access time, as `read(2)`'s do: `O_NOATIME`
     /// is the file owner's privilege (`may_open` refuses it to anyone
     /// else), and `dentry_open` would not check it.
+    ///
+    /// The open never waits: with `O_NONBLOCK`, a file under a lease
+    /// (`F_SETLEASE`) gets `EWOULDBLOCK` at once, where `break_lease`
+    /// would otherwise sleep up to `lease-break-time` (45 s) in a worker
+    /// every connection shares. nfsd opens the same way, and QEMU's 9p
+    /// server since CVE-2023-2861. It changes no read of a regular file or
+    /// a directory.
     pub(crate) fn open_read(&self, creds_of: &File) -> Result<Self> {
-        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE;
+        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NONBLOCK;
         // SAFETY: both files are valid (type invariant); `f_cred` is set at
         // open and lives as long as its file; `dentry_open` takes its own
         // references on the path and the credentials, and returns a new
