@@ -459,13 +459,25 @@ def mounts():
         c.sock.close()
         print(f"ok: {expect.n} checks")
         return
-    data = {}
+    data, walked = {}, {}
     for fid, m in ((2, "mnt-a"), (3, "mnt-b")):
         qids = c.walk(1, fid, [m, "f"])
         expect(len(qids) == 2, f"with cross_mounts=1, {m}/f walks: {qids}")
+        walked[m] = qids
+        expect(c.getattr_qid(fid) == qids[1], f"Tgetattr of {m}/f answers the qid its walk did: "
+               f"{c.getattr_qid(fid)} and {qids[1]}")
         c.ok(TLOPEN, struct.pack("<II", fid, 0))
         data[m] = c.ok(TREAD, struct.pack("<IQI", fid, 0, 10))[4:]
     expect(data == {"mnt-a": b"a\n", "mnt-b": b"b\n"}, f"with cross_mounts=1, the files on the mounts read back: {data}")
+    # Both f have the same inode number (two fresh tmpfs: test.sh checks),
+    # and so do both mounts' roots and the export's (1): v9fs would take
+    # each pair for one inode, and with cache=loose share its pages.
+    (ra, fa), (rb, fb) = walked["mnt-a"], walked["mnt-b"]
+    expect(fa[1] != fb[1], f"mnt-a/f and mnt-b/f (one inode number, two file systems) have distinct qid paths: "
+           f"{fa[1]:#x} and {fb[1]:#x}")
+    root = c.getattr_qid(1)
+    expect(len({ra[1], rb[1], root[1]}) == 3, f"and so have the roots of the mounts and of the export: "
+           f"{ra[1]:#x}, {rb[1]:#x}, {root[1]:#x}")
     c.sock.close()
     print(f"ok: {expect.n} checks")
 

@@ -523,7 +523,8 @@ impl<P: Policy> Session<P> {
     // ANCHOR: getattr
     /// `Tgetattr`: the basic `stat` fields (all of them, whatever the mask).
     fn getattr(&self, t: Tgetattr) -> Result<Reply<'static>> {
-        let st = self.fids.get(t.fid)?.node.file.getattr()?;
+        let node = &self.fids.get(t.fid)?.node;
+        let st = node.file.getattr()?;
         let (btime_sec, btime_nsec) = if st.result_mask & bindings::STATX_BTIME != 0 {
             (st.btime.tv_sec as u64, st.btime.tv_nsec as u64)
         } else {
@@ -531,7 +532,7 @@ impl<P: Policy> Session<P> {
         };
         Ok(Reply::Getattr(Rgetattr {
             valid: GETATTR_BASIC,
-            qid: qid_of(&st),
+            qid: qid_of(&st, node.export_dev),
             mode: u32::from(st.mode),
             uid: st.uid.val,
             gid: st.gid.val,

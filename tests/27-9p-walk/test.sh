@@ -185,10 +185,12 @@ if loaded; then
 	is_ok "raw 9P: a walk onto a mount inside the export gets EXDEV (as diod's), a walk through one stops before it" $RAW $PORT mounts
 	unload
 fi
-hint "cross_mounts=1 lets walks into the mounts (may_cross)"
+hint "cross_mounts=1 lets walks into the mounts (may_cross); qid_of (given, node.rs) folds the device of a file on another file system into its qid path"
 load root="$EXPORT" port=$PORT workers=2 cross_mounts=1
 if loaded; then
-	is_ok "raw 9P, cross_mounts=1: the files on two mounts inside the export read back" $RAW $PORT mounts cross
+	ia=$(stat -c %i "$EXPORT/mnt-a/f") ib=$(stat -c %i "$EXPORT/mnt-b/f")
+	[ "$ia" = "$ib" ] || fail "the fixture: mnt-a/f and mnt-b/f have one inode number" "$ia and $ib"
+	is_ok "raw 9P, cross_mounts=1: the files on two mounts inside the export read back, with distinct qids though their inode numbers are one ($ia)" $RAW $PORT mounts cross
 	unload
 fi
 umount "$EXPORT/mnt-a" "$EXPORT/mnt-b"
