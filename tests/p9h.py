@@ -4,6 +4,8 @@ and 23 (access): what a mount never does.
 
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 stalled connections
+  p9h.py idle PORT CONNS IDLE_MS                CONNS connections that never attach are
+                                                closed idle_ms after they connect
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
                                                 (the server loaded with allow_root=1)
   p9h.py squash PORT                            an attach as root acts as nobody (65534)
@@ -216,6 +218,66 @@ def limits(port, msize, conns, idle_ms, fids):
     ok(back is True, f"then {conns} connections at once are served again", f"after {len(again)}: {back}")
     for a in again:
         a.sock.close()
+
+
+def idle(port, conns, idle_ms):
+    """The server loaded with max_conns=CONNS and idle_ms=IDLE_MS. CONNS
+    connections that never attach take every place: some send nothing,
+    some agree on a version and go quiet, one sends a whole Tversion every
+    idle_ms/2 (busy, never attached), one a frame a byte every idle_ms/2.
+    One more is closed at once; idle_ms after they connected, they are
+    closed, and a new client is served. A connection that holds a fid (a
+    mount) may stay quiet longer than idle_ms."""
+    t0 = time.time()
+    quiet = []
+    for i in range(conns - 2):
+        c = Conn(port)
+        if i % 2:
+            c.version(8192)
+        quiet.append(c)
+    chatty, closed_at = Conn(port), []
+
+    def chat():
+        try:
+            while time.time() < t0 + idle_ms / 1000 + 20:
+                chatty.version(8192)
+                time.sleep(idle_ms / 2000)
+        except (OSError, EOFError, AssertionError):
+            closed_at.append(time.time())
+    threading.Thread(target=chat, daemon=True).start()
+    slow = Conn(port)
+    threading.Thread(target=trickle, args=(slow.sock, idle_ms / 2000, t0 + idle_ms / 1000 + 20), daemon=True).start()
+    time.sleep(0.5)
+    over = Conn(port)
+    ok(sees_eof(over.sock, 5), f"{conns} connections that never attach hold every place: connection {conns + 1} is closed at once")
+    over.sock.close()
+    left = quiet + [slow]
+    deadline = t0 + idle_ms / 1000 + 15
+    while left and time.time() < deadline:
+        left = [c for c in left if not sees_eof(c.sock, 0.05)]
+    while not closed_at and time.time() < deadline:
+        time.sleep(0.1)
+    ok(not left and closed_at, f"idle_ms={idle_ms} after they connected, they are closed ({time.time() - t0:.1f} s), "
+       "one sending a Tversion every idle_ms/2 and one a byte of a frame every idle_ms/2 too",
+       f"{len(left)} quiet or trickling still open; the chatty one {'closed' if closed_at else 'still open'}")
+    for c in quiet + [slow, chatty]:
+        c.sock.close()
+    try:
+        g = Conn(port)
+        g.version(8192)
+        g.ok(TATTACH, attach_body(0, 0))
+        served = g.walk(0, 1, ["one"]) != []
+    except (AssertionError, OSError, EOFError) as e:
+        served = e
+    ok(served is True, "then a new client is served: connections that never attach do not lock the server out", f"{served}")
+    # A mount holds its root fid and may be idle for hours.
+    try:
+        time.sleep(idle_ms / 1000 + 1)
+        still = g.walk(0, 2, ["one"]) != []
+    except (AssertionError, OSError, EOFError) as e:
+        still = e
+    ok(still is True, f"a connection that holds a fid (as a mount does) may stay quiet longer than idle_ms", f"{still}")
+    g.sock.close()
 
 
 # ---- access -------------------------------------------------------------------
@@ -569,7 +631,7 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "idle": idle, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)

@@ -59,7 +59,7 @@ pub(crate) struct Limits {
     /// Fids one connection may hold.
     pub(crate) max_fids: usize,
     /// How long a connection may hold half a frame (or a reply the client
-    /// does not read) before it is closed.
+    /// does not read), or go without a fid, before it is closed.
     pub(crate) idle: Delta,
 }
 

@@ -97,7 +97,7 @@ module! {
         },
         idle_ms: u32 {
             default: 10000,
-            description: "Milliseconds a connection may hold half a frame (100..=600000)",
+            description: "Milliseconds a connection may hold half a frame, or go without a fid (100..=600000)",
         },
     },
 }

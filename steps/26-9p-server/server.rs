@@ -214,6 +214,9 @@ struct Session<P: Policy> {
     /// When the client was first waited for, for the rest of the frame it
     /// is sending; `None` between frames.
     frame_began: Option<Instant<Monotonic>>,
+    /// When the connection began, or last answered a request while it held
+    /// a fid: a connection without one waits from here for its next frame.
+    idle_since: Instant<Monotonic>,
     /// Requests answered since the task last let the others have a turn.
     turns: u32,
 }
@@ -231,6 +234,7 @@ impl<P: Policy> Session<P> {
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
             frame_began: None,
+            idle_since: Instant::now(),
             turns: 0,
         })
     }
@@ -247,8 +251,12 @@ impl<P: Policy> Session<P> {
     /// Reads what has arrived into `buf`, waiting for it if nothing has:
     /// the number of bytes, 0 once the client closed the connection.
     /// `mid_frame` says the client began a frame it has not finished, and
-    /// owes the rest (which the policy may not wait for long); between
-    /// frames, an idle client is just a mount nobody uses.
+    /// owes the rest (which the policy may not wait for long). Between
+    /// frames, a client that holds a fid is a mount nobody uses, and may
+    /// be idle for hours; one that holds none is not a mount (yet), and
+    /// has the policy's time in all from `idle_since`, however many frames
+    /// it sends meanwhile: a place among `max_conns` is not kept for
+    /// connections that never attach.
     async fn receive(
         &mut self,
         stream: &AsyncStream,
@@ -256,6 +264,9 @@ impl<P: Policy> Session<P> {
         mid_frame: bool,
     ) -> Result<usize> {
         if !mid_frame {
+            if self.fids.is_empty() {
+                return self.policy.within(self.idle_since, stream.read(buf)).await?;
+            }
             return stream.read(buf).await;
         }
         // The clock starts at the first wait and runs until `handle` takes
@@ -298,6 +309,9 @@ impl<P: Policy> Session<P> {
     /// malformed message, an unknown type all get `Rlerror`.
     fn handle<N: Namespace>(&mut self, frame: &[u8]) -> usize {
         self.frame_began = None;
+        if !self.fids.is_empty() {
+            self.idle_since = Instant::now();
+        }
         let (tag, answer) = match p9::decode_request(frame, self.msize) {
             Ok(request) => (request.tag, self.dispatch::<N>(request.tag, request.body)),
             Err(e) => {

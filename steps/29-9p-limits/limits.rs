@@ -61,7 +61,7 @@ pub(crate) struct Limits {
     /// Fids one connection may hold.
     pub(crate) max_fids: usize,
     /// How long a connection may hold half a frame (or a reply the client
-    /// does not read) before it is closed.
+    /// does not read), or go without a fid, before it is closed.
     pub(crate) idle: Delta,
 }
 
@@ -164,8 +164,9 @@ pub(crate) async fn within<F: Future>(limit: Delta, fut: F) -> Result<F::Output>
     // `make hint STEP=29` shows the closure's shape. (As it is, nothing ever
     // times out.)
     // Tests: "the N stalled connections are closed after idle_ms=...", "and
-    // their memory is back" and "the server counted the refused and the stalled
-    // connections".
+    // their memory is back", "the server counted the refused and the stalled
+    // connections" and "idle_ms=... after they connected, they are closed"
+    // (connections that never attach).
     let _ = limit;
     Ok(fut.await)
 }

@@ -2,7 +2,8 @@
 # Stage 29 test (runs in the VM): the stage-28 server with limits. Its
 # ceilings (module parameters) are hit on purpose by raw clients (p9h.py
 # limits): msize, fids, connections, 64 connections stalled on half a frame
-# (the memory they cost, against the limits), the idle timeout. Then a live
+# (the memory they cost, against the limits), the idle timeout; 32
+# connections that never attach (closed after idle_ms). Then a live
 # fuzzer (fixed seed) and 64
 # clients at once; after them a mount still compares equal with the export,
 # and kmemleak and the kernel log are clean.
@@ -65,6 +66,14 @@ mark
 timed_rmmod
 hint "Connections::admit counts each refusal (exercise 1); Limited::ended counts each ETIMEDOUT, which within() returns (exercise 2)"
 expect_dmesg "the server counted the refused and the stalled connections" 'limits: [1-9][0-9]* connections refused at the limit, 64 timed out'
+
+# ---- connections that never attach ------------------------------------------------------
+load root="$EXPORT" port=$PORT workers=2 idle_ms=$IDLE_MS
+hint "a connection that holds no fid is not a mount: between its frames the server waits through policy.within, from its connect (server.rs, given), and within() closes it after idle_ms (exercise 2)"
+t0=$SECONDS
+run_checks $H idle $PORT 32 "$IDLE_MS"
+echo "# the idle connections took $((SECONDS - t0)) s"
+timed_rmmod
 
 # ---- live fuzzing, 64 clients -----------------------------------------------------------
 load root="$EXPORT" port=$PORT workers=2 max_conns=80 idle_ms=2000

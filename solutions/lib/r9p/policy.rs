@@ -77,9 +77,11 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     }
 
     /// Awaits `fut`, which waits for the client: for more of a frame it
-    /// began sending at `since`, or for room for a reply it does not read
-    /// (`since` is now). Stage 29 gives up with `ETIMEDOUT` once the client
-    /// has had its time since `since`; stage 26 waits as long as it takes.
+    /// began sending at `since`, for room for a reply it does not read
+    /// (`since` is now), or for the next frame of a connection that holds
+    /// no fid (`since`: when it connected, or last held one). Stage 29
+    /// gives up with `ETIMEDOUT` once the client has had its time since
+    /// `since`; stage 26 waits as long as it takes.
     fn within<F: Future + Send>(
         &self,
         _since: Instant<Monotonic>,
