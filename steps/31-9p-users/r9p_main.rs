@@ -53,7 +53,8 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/21-executor/waker.rs"]
 mod waker;
-// Stage 22's timer future, which `limits::within` races a client against.
+// Stage 22's timer future, which `limits::within` races a client against
+// (and the accept loop pauses with after a failure).
 #[path = "../../solutions/22-sleep/sleep.rs"]
 mod sleep;
 // Unchanged: stage 24's async streams, stage 23's reactor (and listener)
