@@ -6,6 +6,8 @@ Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 stalled connections
   p9h.py idle PORT CONNS IDLE_MS                CONNS connections that never attach are
                                                 closed idle_ms after they connect
+  p9h.py deep PORT MAX_NAMES                    fids walked down a 300-level tree stop at
+                                                max_names walked names
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
                                                 (the server loaded with allow_root=1)
   p9h.py squash PORT                            an attach as root acts as nobody (65534)
@@ -260,8 +262,7 @@ def idle(port, conns, idle_ms):
     ok(not left and closed_at, f"idle_ms={idle_ms} after they connected, they are closed ({time.time() - t0:.1f} s), "
        "one sending a Tversion every idle_ms/2 and one a byte of a frame every idle_ms/2 too",
        f"{len(left)} quiet or trickling still open; the chatty one {'closed' if closed_at else 'still open'}")
-    for c in quiet + [slow, chatty]:
-        c.sock.close()
+    # Before this client closes them: their places must be free already.
     try:
         g = Conn(port)
         g.version(8192)
@@ -270,6 +271,8 @@ def idle(port, conns, idle_ms):
     except (AssertionError, OSError, EOFError) as e:
         served = e
     ok(served is True, "then a new client is served: connections that never attach do not lock the server out", f"{served}")
+    for c in quiet + [slow, chatty]:
+        c.sock.close()
     # A mount holds its root fid and may be idle for hours.
     try:
         time.sleep(idle_ms / 1000 + 1)
@@ -278,6 +281,51 @@ def idle(port, conns, idle_ms):
         still = e
     ok(still is True, f"a connection that holds a fid (as a mount does) may stay quiet longer than idle_ms", f"{still}")
     g.sock.close()
+
+
+def deep(port, max_names):
+    """The server loaded with max_names=MAX_NAMES; the export holds deep/,
+    a tree of 300 levels (deep/d/d/...). A fid walked down it, 16 names a
+    walk (Twalk fid -> fid), stops once the connection's walks hold
+    MAX_NAMES nodes; the connection goes on, the budget is the
+    connection's (two fids share it), and a Tclunk gives names back."""
+    c = Conn(port)
+    c.version(65536)
+    c.ok(TATTACH, attach_body(0, 0))
+
+    def down(fid, limit):
+        """Walks `fid` from the export root down deep/, 16 names at a
+        time, until `limit` levels or a walk that does not go all the way:
+        (the depth reached, errno or None); a partial walk's names count,
+        though the fid stays where it was."""
+        e, body = reply_to(c, TWALK, c.walk_body(0, fid, ["deep"]))
+        if e is not None:
+            return 0, e
+        depth = 1
+        while depth < limit:
+            e, body = reply_to(c, TWALK, c.walk_body(fid, fid, ["d"] * 16))
+            if e is not None:
+                return depth, e
+            n = struct.unpack("<H", body[:2])[0]
+            if n < 16:
+                return depth + n, "a partial walk"
+            depth += 16
+        return depth, None
+
+    depth, e = down(1, 400)
+    ok(depth == max_names and e is not None,
+       f"a fid walked down a 300-level tree, 16 names a walk, stops at max_names={max_names} ({depth} names, {e})",
+       f"it reached depth {depth} ({e}): the walks went on" if depth > max_names else f"it stopped at depth {depth} ({e})")
+    c.clunk(1)
+    half = max_names // 2 + 8
+    d2, e2 = down(2, half)
+    d3, e3 = down(3, max_names)
+    ok(e2 is None and d2 + d3 == max_names, f"the budget is the connection's: one fid walks {d2} deep, a second one "
+       f"stops at {d3}: {d2} + {d3} names", f"first: depth {d2} ({e2}); second: depth {d3} ({e3})")
+    c.clunk(2)
+    d4, e4 = down(4, half)
+    ok(e4 is None, f"after a Tclunk the names are back: another fid walks {d4} deep", f"stopped at {d4} ({e4})")
+    c.sock.close()
 
 
 # ---- access -------------------------------------------------------------------
@@ -631,7 +679,7 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "idle": idle, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "idle": idle, "deep": deep, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)

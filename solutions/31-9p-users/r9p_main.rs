@@ -130,6 +130,10 @@ module! {
             default: 8192,
             description: "Fids one connection may hold (16..=65536)",
         },
+        max_names: u32 {
+            default: 32768,
+            description: "Walked names one connection's fids may hold between them (64..=1048576)",
+        },
         idle_ms: u32 {
             default: 10000,
             description: "Milliseconds a connection may hold half a frame, or go without a fid (100..=600000)",
@@ -228,6 +232,10 @@ impl Policy for Users {
 
     fn max_fids(&self) -> usize {
         self.limited.max_fids()
+    }
+
+    fn max_names(&self) -> usize {
+        self.limited.max_names()
     }
 
     fn admit(&self) -> Option<impl Send + 'static> {

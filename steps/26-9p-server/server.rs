@@ -22,6 +22,7 @@ use crate::{
     policy::Policy,
     node::{
         qid_of,
+        Names,
         Node, //
     },
     p9::{
@@ -223,10 +224,13 @@ struct Session<P: Policy> {
 // ANCHOR_END: session
 
 impl<P: Policy> Session<P> {
-    /// A session before `Tversion`.
+    /// A session before `Tversion`. Its root is a node of its own on the
+    /// export root (`Node::connection_root`): the nodes its walks make
+    /// count against its budget of walked names.
     fn new(root: Arc<Node>, policy: Arc<P>) -> Result<Self> {
+        let names = Names::new(policy.max_names())?;
         Ok(Self {
-            root,
+            root: Node::connection_root(&root, names)?,
             fids: FidTable::new(policy.max_fids()),
             policy,
             msize: FIRST_MSIZE,

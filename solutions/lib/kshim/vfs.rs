@@ -328,6 +328,17 @@ unsafe extern "C" fn fill_dir(
 }
 // ANCHOR_END: readdir
 
+impl Clone for File {
+    /// Another reference to the same open file (`get_file`).
+    fn clone(&self) -> Self {
+        // SAFETY: the file is valid (type invariant); `get_file` takes one
+        // more reference on it, which the new value owns.
+        unsafe { bindings::get_file(self.as_ptr()) };
+        // INVARIANT: the reference just taken.
+        Self(self.0)
+    }
+}
+
 impl Drop for File {
     fn drop(&mut self) {
         // SAFETY: by the type invariant we own one reference; this gives it
