@@ -19,7 +19,6 @@ use crate::{
     async_socket::AsyncStream,
     executor::yield_now,
     fid::FidTable,
-    policy::Policy,
     node::{
         qid_of,
         Names,
@@ -61,6 +60,7 @@ use crate::{
         Reply,
         Request, //
     },
+    policy::Policy,
     vfs::File, //
 };
 use kernel::{
@@ -275,7 +275,10 @@ impl<P: Policy> Session<P> {
     ) -> Result<usize> {
         if !mid_frame {
             if self.fids.is_empty() {
-                return self.policy.within(self.idle_since, stream.read(buf)).await?;
+                return self
+                    .policy
+                    .within(self.idle_since, stream.read(buf))
+                    .await?;
             }
             return stream.read(buf).await;
         }

@@ -19,7 +19,6 @@ use crate::{
     async_socket::AsyncStream,
     executor::yield_now,
     fid::FidTable,
-    policy::Policy,
     node::{
         qid_of,
         Names,
@@ -61,6 +60,7 @@ use crate::{
         Reply,
         Request, //
     },
+    policy::Policy,
     vfs::File, //
 };
 use kernel::{
@@ -173,7 +173,11 @@ async fn serve_requests<N: Namespace, P: Policy>(
     // header, gets one Rlerror EPROTO, then the connection closes" and "raw
     // 9P, one worker: a connection flooding it ... takes turns".
     let _ = (stream, root, policy, frame_size, HEADER_SIZE);
-    let _ = (Session::<P>::handle::<N>, Session::<P>::send, Session::<P>::receive);
+    let _ = (
+        Session::<P>::handle::<N>,
+        Session::<P>::send,
+        Session::<P>::receive,
+    );
     let _ = Session::<P>::take_turn;
     Err(ENOSYS)
 }
@@ -269,7 +273,10 @@ impl<P: Policy> Session<P> {
     ) -> Result<usize> {
         if !mid_frame {
             if self.fids.is_empty() {
-                return self.policy.within(self.idle_since, stream.read(buf)).await?;
+                return self
+                    .policy
+                    .within(self.idle_since, stream.read(buf))
+                    .await?;
             }
             return stream.read(buf).await;
         }

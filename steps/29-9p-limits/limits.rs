@@ -267,7 +267,14 @@ impl Policy for Limited {
     ) -> impl Future<Output = Result<F::Output>> + Send {
         // What is left of the client's time (none left: a timer of 0).
         let left = self.limits.idle - since.elapsed();
-        within(if left.is_negative() { Delta::ZERO } else { left }, fut)
+        within(
+            if left.is_negative() {
+                Delta::ZERO
+            } else {
+                left
+            },
+            fut,
+        )
     }
 
     fn ended(&self, result: Result) {

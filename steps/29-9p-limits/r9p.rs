@@ -49,6 +49,8 @@ mod p9;
 // stage 28's listing, unchanged.
 #[path = "../../solutions/lib/r9p/fid.rs"]
 mod fid;
+#[path = "../../solutions/28-9p-readdir/listing.rs"]
+mod listing;
 #[path = "../../solutions/lib/r9p/node.rs"]
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
@@ -63,8 +65,6 @@ mod service;
 mod vfs;
 #[path = "../../solutions/27-9p-walk/walk.rs"]
 mod walk;
-#[path = "../../solutions/28-9p-readdir/listing.rs"]
-mod listing;
 // New in stage 29: the limits.
 mod limits;
 

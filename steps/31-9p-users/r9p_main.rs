@@ -74,6 +74,8 @@ mod p9;
 // stage 28's listing, unchanged.
 #[path = "../../solutions/lib/r9p/fid.rs"]
 mod fid;
+#[path = "../../solutions/28-9p-readdir/listing.rs"]
+mod listing;
 #[path = "../../solutions/lib/r9p/node.rs"]
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
@@ -88,8 +90,6 @@ mod service;
 mod vfs;
 #[path = "../../solutions/27-9p-walk/walk.rs"]
 mod walk;
-#[path = "../../solutions/28-9p-readdir/listing.rs"]
-mod listing;
 // Stage 29's limits, unchanged.
 #[path = "../../solutions/29-9p-limits/limits.rs"]
 mod limits;
@@ -215,7 +215,10 @@ impl Policy for Users {
         } else {
             Squash::Root
         };
-        Ok(Arc::new(user::lookup(&self.files, who, squash)?, GFP_KERNEL)?)
+        Ok(Arc::new(
+            user::lookup(&self.files, who, squash)?,
+            GFP_KERNEL,
+        )?)
     }
     // ANCHOR_END: attach
 

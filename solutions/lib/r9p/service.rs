@@ -26,13 +26,13 @@ use crate::{
         Policy,
         Trusting, //
     },
-    server::{
-        self,
-        Namespace, //
-    },
     reactor::{
         self,
         AsyncListener, //
+    },
+    server::{
+        self,
+        Namespace, //
     },
     sleep::sleep,
     vfs::File, //
