@@ -4,7 +4,14 @@ and 23 (access): what a mount never does.
 
 Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 stalled connections
+  p9h.py idle PORT CONNS IDLE_MS                CONNS connections that never attach are
+                                                closed idle_ms after they connect
+  p9h.py deep PORT MAX_NAMES                    fids walked down a 300-level tree stop at
+                                                max_names walked names
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
+                                                (the server loaded with allow_root=1)
+  p9h.py squash PORT                            an attach as root acts as nobody (65534)
+  p9h.py attach PORT UID WANT [NOTE]            an attach as UID gets WANT (ok or an errno)
   p9h.py clients PORT EXPORT N [MAX [EVERY]]    N clients at once read the fixture
                                                 (its files of at most MAX bytes; one
                                                 client in EVERY lists "many")
@@ -215,6 +222,120 @@ def limits(port, msize, conns, idle_ms, fids):
         a.sock.close()
 
 
+def idle(port, conns, idle_ms):
+    """The server loaded with max_conns=CONNS and idle_ms=IDLE_MS. CONNS
+    connections that never attach take every place: some send nothing,
+    some agree on a version and go quiet, one sends a whole Tversion every
+    idle_ms/2 (busy, never attached), one a frame a byte every idle_ms/2.
+    One more is closed at once; idle_ms after they connected, they are
+    closed, and a new client is served. A connection that holds a fid (a
+    mount) may stay quiet longer than idle_ms."""
+    t0 = time.time()
+    quiet = []
+    for i in range(conns - 2):
+        c = Conn(port)
+        if i % 2:
+            c.version(8192)
+        quiet.append(c)
+    chatty, closed_at = Conn(port), []
+
+    def chat():
+        try:
+            while time.time() < t0 + idle_ms / 1000 + 20:
+                chatty.version(8192)
+                time.sleep(idle_ms / 2000)
+        except (OSError, EOFError, AssertionError):
+            closed_at.append(time.time())
+    threading.Thread(target=chat, daemon=True).start()
+    slow = Conn(port)
+    threading.Thread(target=trickle, args=(slow.sock, idle_ms / 2000, t0 + idle_ms / 1000 + 20), daemon=True).start()
+    time.sleep(0.5)
+    over = Conn(port)
+    ok(sees_eof(over.sock, 5), f"{conns} connections that never attach hold every place: connection {conns + 1} is closed at once")
+    over.sock.close()
+    left = quiet + [slow]
+    deadline = t0 + idle_ms / 1000 + 15
+    while left and time.time() < deadline:
+        left = [c for c in left if not sees_eof(c.sock, 0.05)]
+    while not closed_at and time.time() < deadline:
+        time.sleep(0.1)
+    ok(not left and closed_at, f"idle_ms={idle_ms} after they connected, they are closed ({time.time() - t0:.1f} s), "
+       "one sending a Tversion every idle_ms/2 and one a byte of a frame every idle_ms/2 too",
+       f"{len(left)} quiet or trickling still open; the chatty one {'closed' if closed_at else 'still open'}")
+    # Before this client closes them: their places must be free already.
+    # (A server that closed only the trickling one, by its frame's
+    # deadline, has one place: the first of two new clients takes it.)
+    extra = []
+    try:
+        for _ in range(2):
+            extra.append(Conn(port))
+            extra[-1].version(8192)
+        g = extra[-1]
+        g.ok(TATTACH, attach_body(0, 0))
+        served = g.walk(0, 1, ["one"]) != []
+    except (AssertionError, OSError, EOFError) as e:
+        served = e
+    ok(served is True, "then a new client is served: connections that never attach do not lock the server out", f"{served}")
+    for c in quiet + [slow, chatty] + extra[:-1]:
+        c.sock.close()
+    # A mount holds its root fid and may be idle for hours.
+    still = "not served"
+    if served is True:
+        try:
+            time.sleep(idle_ms / 1000 + 1)
+            still = g.walk(0, 2, ["one"]) != []
+        except (AssertionError, OSError, EOFError) as e:
+            still = e
+    ok(still is True, "a connection that holds a fid (as a mount does) may stay quiet longer than idle_ms", f"{still}")
+    for c in extra:
+        c.sock.close()
+
+
+def deep(port, max_names):
+    """The server loaded with max_names=MAX_NAMES; the export holds deep/,
+    a tree of 300 levels (deep/d/d/...). A fid walked down it, 16 names a
+    walk (Twalk fid -> fid), stops once the connection's walks hold
+    MAX_NAMES nodes; the connection goes on, the budget is the
+    connection's (two fids share it), and a Tclunk gives names back."""
+    c = Conn(port)
+    c.version(65536)
+    c.ok(TATTACH, attach_body(0, 0))
+
+    def down(fid, limit):
+        """Walks `fid` from the export root down deep/, 16 names at a
+        time, until `limit` levels or a walk that does not go all the way:
+        (the depth reached, errno or None); a partial walk's names count,
+        though the fid stays where it was."""
+        e, body = reply_to(c, TWALK, c.walk_body(0, fid, ["deep"]))
+        if e is not None:
+            return 0, e
+        depth = 1
+        while depth < limit:
+            e, body = reply_to(c, TWALK, c.walk_body(fid, fid, ["d"] * 16))
+            if e is not None:
+                return depth, e
+            n = struct.unpack("<H", body[:2])[0]
+            if n < 16:
+                return depth + n, "a partial walk"
+            depth += 16
+        return depth, None
+
+    depth, e = down(1, 400)
+    ok(depth == max_names and e is not None,
+       f"a fid walked down a 300-level tree, 16 names a walk, stops at max_names={max_names} ({depth} names, {e})",
+       f"it reached depth {depth} ({e}): the walks went on" if depth > max_names else f"it stopped at depth {depth} ({e})")
+    c.clunk(1)
+    half = max_names // 2 + 8
+    d2, e2 = down(2, half)
+    d3, e3 = down(3, max_names)
+    ok(e2 is None and d2 + d3 == max_names, f"the budget is the connection's: one fid walks {d2} deep, a second one "
+       f"stops at {d3}: {d2} + {d3} names", f"first: depth {d2} ({e2}); second: depth {d3} ({e3})")
+    c.clunk(2)
+    d4, e4 = down(4, half)
+    ok(e4 is None, f"after a Tclunk the names are back: another fid walks {d4} deep", f"stopped at {d4} ({e4})")
+    c.sock.close()
+
+
 # ---- access -------------------------------------------------------------------
 def access(port):
     c = Conn(port)
@@ -223,7 +344,7 @@ def access(port):
     def user_fid(fid, uid, uname="x"):
         return reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
 
-    ok(user_fid(1, 0) is None, "attach as uid 0 (root)")
+    ok(user_fid(1, 0) is None, "attach as uid 0 (root, allow_root=1)")
     ok(user_fid(2, 1000) is None, "attach as uid 1000 (alice in the passwd file)")
     ok(user_fid(3, NONUNAME, "bob") is None, "attach by name as bob (n_uname = NONUNAME)")
     e = user_fid(4, 4242)
@@ -299,6 +420,40 @@ def access(port):
     c.version(65536)
     c.ok(TATTACH, attach_body(1, 0))
     ok(c.walk(1, 2, ["d", "numbers"]) != [], "after 30 connections closed mid-request, the server still serves")
+    c.sock.close()
+
+
+def squash(port):
+    """The server loaded without allow_root: root, by uid or by name, is
+    accepted and acts as nobody (65534:65534, no capability)."""
+    c = Conn(port)
+    c.version(65536)
+    for fid, uid, uname, how in ((1, 0, "x", "by uid 0"), (2, NONUNAME, "root", "by the name root")):
+        e = reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
+        ok(e is None, f"attach as root {how} is accepted", f"errno {e}")
+        c.walk(fid, 10 + fid, ["rootonly"])
+        e = reply_to(c, TLOPEN, struct.pack("<II", 10 + fid, 0))[0]
+        ok(e == EACCES, f"... and squashed: root ({how}) cannot open the root-only file (mode 600, owner 0): EACCES",
+           "it opened it: the attach acts as root, with every capability" if e is None else f"errno {e}")
+    c.walk(1, 20, ["nobodys"])
+    e = reply_to(c, TLOPEN, struct.pack("<II", 20, 0))[0]
+    body = c.ok(TREAD, struct.pack("<IQI", 20, 0, 100)) if e is None else b""
+    ok(e is None and body[4:] == b"nobody's\n",
+       f"the squashed root acts as uid 65534: it opens and reads nobody's file (mode 600, owner 65534) ({body[4:]!r})",
+       f"errno {e}")
+    qids = c.walk(1, 21, ["closed", "inside"])
+    ok(len(qids) == 1, "the squashed root cannot walk into a directory of mode 700 owned by root",
+       f"{len(qids)} of 2 names walked")
+    c.sock.close()
+
+
+def attach(port, uid, want, note=""):
+    c = Conn(port)
+    c.version(8192)
+    e = reply_to(c, TATTACH, attach_body(1, uid, "x"))[0]
+    got = "ok" if e is None else e
+    ok(str(got) == str(want), f"attach as uid {uid}{note and f' ({note})'}: {'accepted' if want == 'ok' else f'errno {want}'}",
+       f"got {'an Rattach' if e is None else f'errno {e}'}")
     c.sock.close()
 
 
@@ -532,7 +687,7 @@ def main():
     cmd, port = sys.argv[1], int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "access": access, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "idle": idle, "deep": deep, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)

@@ -2,7 +2,8 @@
 """A small 9P2000.L client that speaks the raw protocol to the server of
 stages 26 to 28 and checks what a mount never sends.
 
-Usage: p9raw.py PORT session  (stage 26: msize, Tauth, fids reused, Tflush,
+Usage: p9raw.py PORT session  (stage 26: requests before Tversion, msize,
+                               Tauth, fids reused, Tflush,
                                unknown and write-like types, a truncated
                                message, a request larger than the first 8
                                KiB, after Tversion raised msize)
@@ -18,6 +19,10 @@ Usage: p9raw.py PORT session  (stage 26: msize, Tauth, fids reused, Tflush,
        p9raw.py PORT list DIR COUNT  (the names in the export's directory
                             DIR, read with Treaddir in replies of at most
                             COUNT bytes, one a line, without . and ..)
+       p9raw.py PORT lease PATH  (PATH, leased by `p9raw.py hold PATH SECONDS`:
+                                  Tlopen gets EAGAIN at once)
+       p9raw.py PORT mounts [cross]  (tmpfs mounts on mnt-a and mnt-b in the
+                                      export: EXDEV, or with cross, read)
        p9raw.py PORT fair  (with workers=1: a connection floods the server
                             with pipelined requests; another is answered
                             long before the flood ends: tasks take turns)
@@ -36,6 +41,7 @@ RLERROR = 7
 NOFID = 0xFFFFFFFF
 ENOENT, EBADF, EINVAL, EROFS, ELOOP, ENOTDIR = 2, 9, 22, 30, 40, 20
 ENODATA, EPROTO, EOPNOTSUPP, EEXIST = 61, 71, 95, 17
+EAGAIN, EXDEV = 11, 18
 
 
 def s(b):
@@ -151,6 +157,21 @@ class Checks:
 def session():
     """Stage 26: what a server of the export's root alone must answer."""
     expect = Checks()
+    # Nothing is served before a Tversion is agreed to: the session starts
+    # with one.
+    c = Conn(int(sys.argv[1]))
+    attach_root = struct.pack("<II", 1, NOFID) + s("root") + s("") + struct.pack("<I", 0)
+    for ty, body, what in ((TATTACH, attach_root, "Tattach"), (TSTATFS, struct.pack("<I", 1), "Tstatfs"),
+                           (TFLUSH, struct.pack("<H", 3), "Tflush")):
+        got = c.outcome(ty, body)
+        expect(got == EPROTO, f"a {what} before Tversion gets Rlerror EPROTO, got "
+               + ("an answer: it was served" if got is None else f"errno {got}"))
+    body = c.ok(TVERSION, struct.pack("<I", 8192) + s("9P2000"))
+    expect(body[4:] == s("unknown"), f"Tversion of 9P2000 gets 'unknown': {body[4:]!r}")
+    expect(c.outcome(TATTACH, attach_root) == EPROTO, "a Tattach after a Tversion answered 'unknown' gets EPROTO")
+    c.version(8192)
+    c.attach(1)
+    c.sock.close()
     c = Conn(int(sys.argv[1]))
     msize = c.version(1 << 24)
     expect(msize == 1 << 20, f"msize 16 MiB is capped to 1 MiB, got {msize}")
@@ -377,10 +398,97 @@ def fair(requests=30000):
     print(f"ok: answered while the flood had {at} of {requests} answers")
 
 
+def hold_lease():
+    """p9raw.py hold FILE SECONDS: takes a write lease on FILE (F_SETLEASE
+    F_WRLCK), prints "ready", and keeps it SECONDS: it ignores SIGIO, the
+    kernel's request to give it up, so an open by anyone else waits for
+    lease-break-time (45 s by default) unless it asks not to wait."""
+    import fcntl
+    import os
+    import signal
+    signal.signal(signal.SIGIO, signal.SIG_IGN)
+    fd = os.open(sys.argv[2], os.O_RDONLY)
+    fcntl.fcntl(fd, getattr(fcntl, "F_SETLEASE", 1024), fcntl.F_WRLCK)
+    print("ready", flush=True)
+    time.sleep(float(sys.argv[3]))
+
+
+def lease():
+    """p9raw.py PORT lease PATH: Tlopen of PATH (in the export), which a
+    `hold` process leases, fails at once with EAGAIN (EWOULDBLOCK): the
+    server opens with O_NONBLOCK, so break_lease does not put a worker to
+    sleep for lease-break-time."""
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    c.walk(1, 2, sys.argv[3].split("/"))
+    c.sock.settimeout(120)
+    t0 = time.time()
+    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
+    took = time.time() - t0
+    if got != EAGAIN or took > 5:
+        raise AssertionError(f"Tlopen of a leased file: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
+                             "not EAGAIN at once (does the open pass O_NONBLOCK?)")
+    # Meanwhile the server serves: the worker never slept.
+    c.walk(1, 3, ["one"])
+    c.ok(TLOPEN, struct.pack("<II", 3, 0))
+    c.sock.close()
+    print(f"ok: EAGAIN in {took:.2f} s")
+
+
+def mounts():
+    """p9raw.py PORT mounts [cross]: the export holds tmpfs mounts on
+    mnt-a and mnt-b (a file f in each). Without cross, a walk onto either
+    gets EXDEV and the export's own files still walk; with cross (the
+    module loaded with cross_mounts=1), both files read back."""
+    expect = Checks()
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    if sys.argv[3:] != ["cross"]:
+        for names in (["mnt-a"], ["mnt-a", "f"]):
+            got = c.outcome(TWALK, c.walk_body(1, 2, names))
+            expect(got == EXDEV, f"a walk of {names} onto a mount inside the export gets EXDEV, got "
+                   + ("a walk that succeeded: it crossed into the mount" if got is None else f"errno {got}"))
+        qids = c.walk(1, 2, ["d", "..", "mnt-b", "f"])
+        expect(len(qids) == 2, f"a walk of d/../mnt-b/f stops before mnt-b: {len(qids)} of 4 names walked")
+        expect(c.error(TGETATTR, struct.pack("<IQ", 2, 0x7FF)) == EBADF, "a refused walk creates no fid")
+        c.walk(1, 3, ["one"])
+        c.ok(TLOPEN, struct.pack("<II", 3, 0))
+        expect(c.ok(TREAD, struct.pack("<IQI", 3, 0, 10))[4:] == b"1", "the export's own files still read")
+        c.sock.close()
+        print(f"ok: {expect.n} checks")
+        return
+    data, walked = {}, {}
+    for fid, m in ((2, "mnt-a"), (3, "mnt-b")):
+        qids = c.walk(1, fid, [m, "f"])
+        expect(len(qids) == 2, f"with cross_mounts=1, {m}/f walks: {qids}")
+        walked[m] = qids
+        expect(c.getattr_qid(fid) == qids[1], f"Tgetattr of {m}/f answers the qid its walk did: "
+               f"{c.getattr_qid(fid)} and {qids[1]}")
+        c.ok(TLOPEN, struct.pack("<II", fid, 0))
+        data[m] = c.ok(TREAD, struct.pack("<IQI", fid, 0, 10))[4:]
+    expect(data == {"mnt-a": b"a\n", "mnt-b": b"b\n"}, f"with cross_mounts=1, the files on the mounts read back: {data}")
+    # Both f have the same inode number (two fresh tmpfs: test.sh checks),
+    # and so do both mounts' roots and the export's (1): v9fs would take
+    # each pair for one inode, and with cache=loose share its pages.
+    (ra, fa), (rb, fb) = walked["mnt-a"], walked["mnt-b"]
+    expect(fa[1] != fb[1], f"mnt-a/f and mnt-b/f (one inode number, two file systems) have distinct qid paths: "
+           f"{fa[1]:#x} and {fb[1]:#x}")
+    root = c.getattr_qid(1)
+    expect(len({ra[1], rb[1], root[1]}) == 3, f"and so have the roots of the mounts and of the export: "
+           f"{ra[1]:#x}, {rb[1]:#x}, {root[1]:#x}")
+    c.sock.close()
+    print(f"ok: {expect.n} checks")
+
+
 if __name__ == "__main__":
+    if sys.argv[1] == "hold":
+        hold_lease()
+        sys.exit(0)
     try:
         modes = {"session": session, "walks": walks, "readdirs": readdirs, "oversized": oversized, "fair": fair,
-                 "list": list_dir}
+                 "list": list_dir, "lease": lease, "mounts": mounts}
         modes[sys.argv[2]]()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")

@@ -32,6 +32,9 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/21-executor/waker.rs"]
 mod waker;
+// Stage 22's timer future: the accept loop pauses with it after a failure.
+#[path = "../../solutions/22-sleep/sleep.rs"]
+mod sleep;
 // Unchanged: stage 24's async streams, stage 23's reactor (and listener)
 // and the sockets.
 #[path = "../../solutions/24-async-sockets/async_socket.rs"]

@@ -19,9 +19,9 @@ use crate::{
     async_socket::AsyncStream,
     executor::yield_now,
     fid::FidTable,
-    policy::Policy,
     node::{
         qid_of,
+        Names,
         Node, //
     },
     p9::{
@@ -60,6 +60,7 @@ use crate::{
         Reply,
         Request, //
     },
+    policy::Policy,
     vfs::File, //
 };
 use kernel::{
@@ -210,6 +211,9 @@ struct Session<P: Policy> {
     fids: FidTable<P::User>,
     /// The negotiated maximum message size.
     msize: u32,
+    /// Whether a `Tversion` was agreed to: until then, every other request
+    /// gets `EPROTO`.
+    versioned: bool,
     /// Where replies are encoded (`msize` bytes).
     out: KVVec<u8>,
     /// Where `Tread` and `Treadlink` put their data before it is encoded.
@@ -217,22 +221,30 @@ struct Session<P: Policy> {
     /// When the client was first waited for, for the rest of the frame it
     /// is sending; `None` between frames.
     frame_began: Option<Instant<Monotonic>>,
+    /// When the connection began, or last answered a request while it held
+    /// a fid: a connection without one waits from here for its next frame.
+    idle_since: Instant<Monotonic>,
     /// Requests answered since the task last let the others have a turn.
     turns: u32,
 }
 // ANCHOR_END: session
 
 impl<P: Policy> Session<P> {
-    /// A session before `Tversion`.
+    /// A session before `Tversion`. Its root is a node of its own on the
+    /// export root (`Node::connection_root`): the nodes its walks make
+    /// count against its budget of walked names.
     fn new(root: Arc<Node>, policy: Arc<P>) -> Result<Self> {
+        let names = Names::new(policy.max_names())?;
         Ok(Self {
-            root,
+            root: Node::connection_root(&root, names)?,
             fids: FidTable::new(policy.max_fids()),
             policy,
             msize: FIRST_MSIZE,
+            versioned: false,
             out: KVVec::from_elem(0u8, FIRST_MSIZE as usize, GFP_KERNEL)?,
             data: KVVec::new(),
             frame_began: None,
+            idle_since: Instant::now(),
             turns: 0,
         })
     }
@@ -249,8 +261,12 @@ impl<P: Policy> Session<P> {
     /// Reads what has arrived into `buf`, waiting for it if nothing has:
     /// the number of bytes, 0 once the client closed the connection.
     /// `mid_frame` says the client began a frame it has not finished, and
-    /// owes the rest (which the policy may not wait for long); between
-    /// frames, an idle client is just a mount nobody uses.
+    /// owes the rest (which the policy may not wait for long). Between
+    /// frames, a client that holds a fid is a mount nobody uses, and may
+    /// be idle for hours; one that holds none is not a mount (yet), and
+    /// has the policy's time in all from `idle_since`, however many frames
+    /// it sends meanwhile: a place among `max_conns` is not kept for
+    /// connections that never attach.
     async fn receive(
         &mut self,
         stream: &AsyncStream,
@@ -258,6 +274,12 @@ impl<P: Policy> Session<P> {
         mid_frame: bool,
     ) -> Result<usize> {
         if !mid_frame {
+            if self.fids.is_empty() {
+                return self
+                    .policy
+                    .within(self.idle_since, stream.read(buf))
+                    .await?;
+            }
             return stream.read(buf).await;
         }
         // The clock starts at the first wait and runs until `handle` takes
@@ -300,6 +322,9 @@ impl<P: Policy> Session<P> {
     /// malformed message, an unknown type all get `Rlerror`.
     fn handle<N: Namespace>(&mut self, frame: &[u8]) -> usize {
         self.frame_began = None;
+        if !self.fids.is_empty() {
+            self.idle_since = Instant::now();
+        }
         let (tag, answer) = match p9::decode_request(frame, self.msize) {
             Ok(request) => (request.tag, self.dispatch::<N>(request.tag, request.body)),
             Err(e) => {
@@ -319,8 +344,14 @@ impl<P: Policy> Session<P> {
     }
 
     /// Answers one decoded request: as the user of the fid it names, if it
-    /// names one.
+    /// names one. Before a `Tversion` was agreed to, only `Tversion` is
+    /// answered: a session starts with one (the protocol's rule), and a
+    /// server that served a `Tattach` first would let a client skip the
+    /// one request that sets what the session may cost.
     fn dispatch<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        if !self.versioned && !matches!(request, Request::Version(_)) {
+            return Err(errno::EPROTO);
+        }
         let Some(fid) = acting_fid(&request) else {
             return self.answer::<N>(tag, request);
         };
@@ -391,8 +422,11 @@ impl<P: Policy> Session<P> {
                 .resize(len, 0, GFP_KERNEL)
                 .map_err(|_| ecode(ENOMEM))?;
             self.msize = msize;
+            self.versioned = true;
             frame::VERSION_9P2000_L
         } else {
+            // No session: the client may try another version.
+            self.versioned = false;
             b"unknown"
         };
         let reply = Reply::Version(Rversion {
@@ -510,7 +544,8 @@ impl<P: Policy> Session<P> {
     // ANCHOR: getattr
     /// `Tgetattr`: the basic `stat` fields (all of them, whatever the mask).
     fn getattr(&self, t: Tgetattr) -> Result<Reply<'static>> {
-        let st = self.fids.get(t.fid)?.node.file.getattr()?;
+        let node = &self.fids.get(t.fid)?.node;
+        let st = node.file.getattr()?;
         let (btime_sec, btime_nsec) = if st.result_mask & bindings::STATX_BTIME != 0 {
             (st.btime.tv_sec as u64, st.btime.tv_nsec as u64)
         } else {
@@ -518,7 +553,7 @@ impl<P: Policy> Session<P> {
         };
         Ok(Reply::Getattr(Rgetattr {
             valid: GETATTR_BASIC,
-            qid: qid_of(&st),
+            qid: qid_of(&st, node.export_dev),
             mode: u32::from(st.mode),
             uid: st.uid.val,
             gid: st.gid.val,

@@ -26,6 +26,10 @@ const NAME_MAX: usize = 255;
 ///   own path handle, without following a symlink: a symlink is a node like
 ///   any other (the client reads it with `Treadlink`), and walking on from
 ///   it fails, because it is not a directory.
+/// - A name on which another file system is mounted is refused with
+///   `EXDEV`, as diod refuses it, unless the module was loaded with
+///   `cross_mounts=1` ([`may_cross`]): the lookup lands on the mount's
+///   root, which is not on `dir`'s mount.
 pub(crate) fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
     if !dir.is_dir() {
         return Err(ENOTDIR);
@@ -42,8 +46,23 @@ pub(crate) fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
                 .ok_or(ENAMETOOLONG)?
                 .copy_from_slice(name);
             let cname = CStr::from_bytes_until_nul(&buf).map_err(|_| EINVAL)?;
-            Node::new(dir.file.lookup(cname)?, Some(dir.clone()))
+            let file = dir.file.lookup(cname)?;
+            if !may_cross() && !file.same_mount(&dir.file) {
+                return Err(EXDEV);
+            }
+            Node::new(file, Some(dir.clone()))
         }
     }
 }
 // ANCHOR_END: step
+
+// ANCHOR: may_cross
+/// Whether walks may cross into file systems mounted inside the export
+/// (`cross_mounts=1`). Off by default: a mount inside the export may be
+/// one its owner never meant to export (a FUSE file system whose daemon
+/// never answers would hang a worker), and its inode numbers are another
+/// file system's (`node.rs`'s `qid_of` folds the device into the qid).
+fn may_cross() -> bool {
+    crate::module_parameters::cross_mounts.value()
+}
+// ANCHOR_END: may_cross

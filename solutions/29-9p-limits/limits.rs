@@ -58,16 +58,22 @@ pub(crate) struct Limits {
     pub(crate) max_msize: u32,
     /// Fids one connection may hold.
     pub(crate) max_fids: usize,
+    /// Walked names one connection's fids may hold between them.
+    pub(crate) max_names: usize,
     /// How long a connection may hold half a frame (or a reply the client
-    /// does not read) before it is closed.
+    /// does not read), or go without a fid, before it is closed.
     pub(crate) idle: Delta,
 }
 
-/// What the server keeps for one fid, at most: the fid and its node (tens
-/// of bytes each, in the red-black tree and an `Arc`), the node's path
-/// handle and an open file (a `struct file` each, about 256 bytes), with
-/// room to spare.
-pub(crate) const FID_COST: usize = 1024;
+/// What the server keeps for one fid itself, at most: its entry in the
+/// red-black tree, and an open file (a `struct file`, about 256 bytes),
+/// with room to spare.
+pub(crate) const FID_COST: usize = 512;
+/// What one walked name keeps alive: a `Node` (an `Arc` of about 64 bytes)
+/// and its path handle (a `struct file`, about 256 bytes), which pins a
+/// dentry (about 192 bytes) and its inode (about 1.1 KiB on ext4) that the
+/// kernel could otherwise reclaim; rounded up.
+pub(crate) const NAME_COST: usize = 2048;
 /// What a connection costs besides its buffers and fids: its task, socket
 /// and waiter, the session, and the first 8 KiB buffers, rounded up.
 pub(crate) const CONN_COST: usize = 32 * 1024;
@@ -75,9 +81,13 @@ pub(crate) const CONN_COST: usize = 32 * 1024;
 impl Limits {
     /// The most memory the server can hold for its clients: per
     /// connection, a receive buffer, a reply buffer and a data buffer of
-    /// `msize` bytes each, its fids, and its fixed cost.
+    /// `msize` bytes each, its fids, the walked names they hold, and its
+    /// fixed cost.
     pub(crate) fn worst_case_bytes(&self) -> usize {
-        let per_conn = 3 * self.max_msize as usize + self.max_fids * FID_COST + CONN_COST;
+        let per_conn = 3 * self.max_msize as usize
+            + self.max_fids * FID_COST
+            + self.max_names * NAME_COST
+            + CONN_COST;
         self.max_conns * per_conn
     }
 }
@@ -172,14 +182,16 @@ fn limits_from_params() -> Result<Limits> {
     let max_conns = module_parameters::max_conns.value();
     let max_msize = module_parameters::max_msize.value();
     let max_fids = module_parameters::max_fids.value();
+    let max_names = module_parameters::max_names.value();
     let idle_ms = module_parameters::idle_ms.value();
     if !(1..=1024).contains(&max_conns)
         || !(8192..=1024 * 1024).contains(&max_msize)
         || !(16..=65536).contains(&max_fids)
+        || !(64..=1 << 20).contains(&max_names)
         || !(100..=600_000).contains(&idle_ms)
     {
         pr_err!(
-            "out of range: max_conns 1..=1024, max_msize 8192..=1048576, max_fids 16..=65536, idle_ms 100..=600000\n"
+            "out of range: max_conns 1..=1024, max_msize 8192..=1048576, max_fids 16..=65536, max_names 64..=1048576, idle_ms 100..=600000\n"
         );
         return Err(EINVAL);
     }
@@ -187,6 +199,7 @@ fn limits_from_params() -> Result<Limits> {
         max_conns: max_conns as usize,
         max_msize,
         max_fids: max_fids as usize,
+        max_names: max_names as usize,
         idle: Delta::from_millis(i64::from(idle_ms)),
     })
 }
@@ -206,10 +219,11 @@ impl Policy for Limited {
     fn new() -> Result<Self> {
         let limits = limits_from_params()?;
         pr_info!(
-            "limits: {} connections, msize {}, {} fids each, {} ms idle: at most {} KiB for clients\n",
+            "limits: {} connections, msize {}, {} fids and {} walked names each, {} ms idle: at most {} KiB for clients\n",
             limits.max_conns,
             limits.max_msize,
             limits.max_fids,
+            limits.max_names,
             limits.idle.as_millis(),
             limits.worst_case_bytes() / 1024
         );
@@ -231,6 +245,10 @@ impl Policy for Limited {
         self.limits.max_fids
     }
 
+    fn max_names(&self) -> usize {
+        self.limits.max_names
+    }
+
     fn admit(&self) -> Option<impl Send + 'static> {
         self.connections.admit(self.limits.max_conns)
     }
@@ -242,7 +260,14 @@ impl Policy for Limited {
     ) -> impl Future<Output = Result<F::Output>> + Send {
         // What is left of the client's time (none left: a timer of 0).
         let left = self.limits.idle - since.elapsed();
-        within(if left.is_negative() { Delta::ZERO } else { left }, fut)
+        within(
+            if left.is_negative() {
+                Delta::ZERO
+            } else {
+                left
+            },
+            fut,
+        )
     }
 
     fn ended(&self, result: Result) {

@@ -31,6 +31,9 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/21-executor/waker.rs"]
 mod waker;
+// Stage 22's timer future: the accept loop pauses with it after a failure.
+#[path = "../../solutions/22-sleep/sleep.rs"]
+mod sleep;
 // Unchanged: stage 24's async streams, stage 23's reactor (and listener)
 // and the sockets.
 #[path = "../../solutions/24-async-sockets/async_socket.rs"]
@@ -79,6 +82,10 @@ module! {
         workers: u32 {
             default: 4,
             description: "Work items the executor runs at once (1..=64)",
+        },
+        cross_mounts: bool {
+            default: false,
+            description: "Let walks cross into file systems mounted inside the export",
         },
     },
 }

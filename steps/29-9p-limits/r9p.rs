@@ -28,7 +28,8 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/21-executor/waker.rs"]
 mod waker;
-// Stage 22's timer future, which `limits::within` races a client against.
+// Stage 22's timer future, which `limits::within` races a client against
+// (and the accept loop pauses with after a failure).
 #[path = "../../solutions/22-sleep/sleep.rs"]
 mod sleep;
 // Unchanged: stage 24's async streams, stage 23's reactor (and listener)
@@ -48,6 +49,8 @@ mod p9;
 // stage 28's listing, unchanged.
 #[path = "../../solutions/lib/r9p/fid.rs"]
 mod fid;
+#[path = "../../solutions/28-9p-readdir/listing.rs"]
+mod listing;
 #[path = "../../solutions/lib/r9p/node.rs"]
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
@@ -62,8 +65,6 @@ mod service;
 mod vfs;
 #[path = "../../solutions/27-9p-walk/walk.rs"]
 mod walk;
-#[path = "../../solutions/28-9p-readdir/listing.rs"]
-mod listing;
 // New in stage 29: the limits.
 mod limits;
 
@@ -82,6 +83,10 @@ module! {
             default: 4,
             description: "Work items the executor runs at once (1..=64)",
         },
+        cross_mounts: bool {
+            default: false,
+            description: "Let walks cross into file systems mounted inside the export",
+        },
         max_conns: u32 {
             default: 32,
             description: "Connections served at once; more are closed at once (1..=1024)",
@@ -94,9 +99,13 @@ module! {
             default: 8192,
             description: "Fids one connection may hold (16..=65536)",
         },
+        max_names: u32 {
+            default: 32768,
+            description: "Walked names one connection's fids may hold between them (64..=1048576)",
+        },
         idle_ms: u32 {
             default: 10000,
-            description: "Milliseconds a connection may hold half a frame (100..=600000)",
+            description: "Milliseconds a connection may hold half a frame, or go without a fid (100..=600000)",
         },
     },
 }

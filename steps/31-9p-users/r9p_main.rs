@@ -36,7 +36,9 @@ use node::Node;
 use passwd::Who;
 use policy::Policy;
 use user::{
+    Squash,
     User,
+    UserFile,
     UserFiles, //
 };
 use vfs::File;
@@ -51,7 +53,8 @@ mod queue;
 mod task_state;
 #[path = "../../solutions/21-executor/waker.rs"]
 mod waker;
-// Stage 22's timer future, which `limits::within` races a client against.
+// Stage 22's timer future, which `limits::within` races a client against
+// (and the accept loop pauses with after a failure).
 #[path = "../../solutions/22-sleep/sleep.rs"]
 mod sleep;
 // Unchanged: stage 24's async streams, stage 23's reactor (and listener)
@@ -71,6 +74,8 @@ mod p9;
 // stage 28's listing, unchanged.
 #[path = "../../solutions/lib/r9p/fid.rs"]
 mod fid;
+#[path = "../../solutions/28-9p-readdir/listing.rs"]
+mod listing;
 #[path = "../../solutions/lib/r9p/node.rs"]
 mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
@@ -85,8 +90,6 @@ mod service;
 mod vfs;
 #[path = "../../solutions/27-9p-walk/walk.rs"]
 mod walk;
-#[path = "../../solutions/28-9p-readdir/listing.rs"]
-mod listing;
 // Stage 29's limits, unchanged.
 #[path = "../../solutions/29-9p-limits/limits.rs"]
 mod limits;
@@ -114,6 +117,10 @@ module! {
             default: 4,
             description: "Work items the executor runs at once (1..=64)",
         },
+        cross_mounts: bool {
+            default: false,
+            description: "Let walks cross into file systems mounted inside the export",
+        },
         max_conns: u32 {
             default: 32,
             description: "Connections served at once; more are closed at once (1..=1024)",
@@ -126,9 +133,17 @@ module! {
             default: 8192,
             description: "Fids one connection may hold (16..=65536)",
         },
+        max_names: u32 {
+            default: 32768,
+            description: "Walked names one connection's fids may hold between them (64..=1048576)",
+        },
         idle_ms: u32 {
             default: 10000,
-            description: "Milliseconds a connection may hold half a frame (100..=600000)",
+            description: "Milliseconds a connection may hold half a frame, or go without a fid (100..=600000)",
+        },
+        allow_root: bool {
+            default: false,
+            description: "Honour an attach as uid 0; by default it acts as 65534 (root_squash)",
         },
     },
 }
@@ -150,6 +165,9 @@ struct Users {
     limited: Limited,
     /// Where `Tattach` looks its users up.
     files: UserFiles,
+    /// Whether an attach as uid 0 acts as root (`allow_root=1`), or as
+    /// the anonymous user (the default).
+    allow_root: bool,
 }
 
 impl Policy for Users {
@@ -157,7 +175,7 @@ impl Policy for Users {
 
     fn new() -> Result<Self> {
         let open = |what, path: &CStr| {
-            File::open_regular(path).inspect_err(|e| {
+            UserFile::new(path).inspect_err(|e| {
                 pr_err!(
                     "cannot open the {} file {}: {:?}\n",
                     what,
@@ -170,23 +188,37 @@ impl Policy for Users {
             passwd: open("passwd", PASSWD.value())?,
             group: open("group", GROUP.value())?,
         };
+        let allow_root = module_parameters::allow_root.value();
+        if allow_root {
+            pr_warn!("allow_root=1: any client that can connect may act as root\n");
+        }
         Ok(Self {
             limited: Limited::new()?,
             files,
+            allow_root,
         })
     }
 
     // ANCHOR: attach
     /// The user `Tattach` names, from the passwd and group files: by
     /// number, or by name if the number is `NONUNAME`. A user the passwd
-    /// file does not list gets `EACCES`.
+    /// file does not list gets `EACCES`; root (uid 0) acts as the
+    /// anonymous user unless `allow_root=1`.
     fn attach(&self, uname: &[u8], n_uname: u32) -> Result<Arc<User>> {
         let who = if n_uname == NONUNAME {
             Who::Name(uname)
         } else {
             Who::Uid(n_uname)
         };
-        Ok(Arc::new(user::lookup(&self.files, who)?, GFP_KERNEL)?)
+        let squash = if self.allow_root {
+            Squash::None
+        } else {
+            Squash::Root
+        };
+        Ok(Arc::new(
+            user::lookup(&self.files, who, squash)?,
+            GFP_KERNEL,
+        )?)
     }
     // ANCHOR_END: attach
 
@@ -206,6 +238,10 @@ impl Policy for Users {
 
     fn max_fids(&self) -> usize {
         self.limited.max_fids()
+    }
+
+    fn max_names(&self) -> usize {
+        self.limited.max_names()
     }
 
     fn admit(&self) -> Option<impl Send + 'static> {

@@ -157,25 +157,101 @@ extern "C" {
 // ANCHOR_END: helpers
 
 /// Where the users and their groups are listed: a passwd file and a group
-/// file, opened at load time (`passwd=` and `group=`).
+/// file (`passwd=` and `group=`).
 pub(crate) struct UserFiles {
     /// `name:password:uid:gid:...`, one user a line.
-    pub(crate) passwd: File,
+    pub(crate) passwd: UserFile,
     /// `name:password:gid:user,user,...`, one group a line.
-    pub(crate) group: File,
+    pub(crate) group: UserFile,
 }
+
+// ANCHOR: user_file
+/// A passwd or group file, as its directory (a path handle opened at load
+/// time, where the path means what the administrator meant) and its name
+/// in it, opened again at each `Tattach`: `useradd`, `usermod` and `vipw`
+/// write a new file and rename it over the old one, and a file opened once
+/// would be the old one for ever.
+pub(crate) struct UserFile {
+    dir: File,
+    /// The file's name in `dir`, NUL-terminated.
+    name: KVec<u8>,
+}
+
+impl UserFile {
+    /// The file at `path` (absolute, or relative to `insmod`'s working
+    /// directory), which must open now: a missing file fails the load.
+    pub(crate) fn new(path: &CStr) -> Result<Self> {
+        let bytes = path.to_bytes();
+        let (dir, name) = match bytes.iter().rposition(|&c| c == b'/') {
+            Some(0) => (&b"/"[..], bytes.get(1..)),
+            Some(slash) => (bytes.get(..slash).ok_or(EINVAL)?, bytes.get(slash + 1..)),
+            None => (&b"."[..], Some(bytes)),
+        };
+        let name = name.filter(|n| !n.is_empty()).ok_or(EINVAL)?;
+        let mut dir_path = KVec::new();
+        dir_path.extend_from_slice(dir, GFP_KERNEL)?;
+        dir_path.push(0, GFP_KERNEL)?;
+        let dir = File::open_dir(CStr::from_bytes_with_nul(&dir_path).map_err(|_| EINVAL)?)?;
+        let mut owned = KVec::new();
+        owned.extend_from_slice(name, GFP_KERNEL)?;
+        owned.push(0, GFP_KERNEL)?;
+        let file = Self { dir, name: owned };
+        file.open()?;
+        Ok(file)
+    }
+
+    /// The file as it is now: its name looked up again in its directory
+    /// (a symlink is not followed), then opened for reading with the
+    /// credentials the directory was opened with, `insmod`'s.
+    pub(crate) fn open(&self) -> Result<File> {
+        let name = CStr::from_bytes_with_nul(&self.name).map_err(|_| EINVAL)?;
+        let handle = self.dir.lookup(name)?;
+        if u32::from(handle.getattr()?.mode) & bindings::S_IFMT != bindings::S_IFREG {
+            return Err(EINVAL);
+        }
+        handle.open_read(&self.dir)
+    }
+}
+// ANCHOR_END: user_file
+
+// ANCHOR: squash
+/// What an attach as root becomes (the module parameter `allow_root`).
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Squash {
+    /// Root acts as root, with every capability (`allow_root=1`).
+    None,
+    /// Root acts as [`ANONYMOUS`], as NFS's `root_squash` maps it to
+    /// `anonuid`: 9P2000.L without authentication lets any client that can
+    /// connect *say* it is uid 0.
+    Root,
+}
+
+/// Whom a squashed root acts for: `nobody`, uid and gid 65534 (NFS's
+/// default `anonuid` and `anongid`), with no supplementary group and, as
+/// every user but root, no capability.
+const ANONYMOUS: Account<'static> = Account {
+    name: b"nobody",
+    uid: 65534,
+    gid: 65534,
+};
+// ANCHOR_END: squash
 
 // ANCHOR: lookup
 /// The credentials of the user a `Tattach` names, looked up in the passwd
-/// file, with the groups the group file lists the user in (both read again
-/// at each attach: a user or a membership added since is found); `EACCES`
-/// if there is no such user.
-pub(crate) fn lookup(files: &UserFiles, who: Who<'_>) -> Result<User> {
-    let users = read_all(&files.passwd)?;
+/// file, with the groups the group file lists the user in (both opened and
+/// read again at each attach: a user or a membership added since is found,
+/// even by a new file renamed over the old one); `EACCES`
+/// if there is no such user. Root is squashed to [`ANONYMOUS`] unless
+/// `squash` is `Squash::None`.
+pub(crate) fn lookup(files: &UserFiles, who: Who<'_>, squash: Squash) -> Result<User> {
+    let users = read_all(&files.passwd.open()?)?;
     let account = passwd::find(&users, who).ok_or(EACCES)?;
+    if account.uid == 0 && squash == Squash::Root {
+        return User::new(ANONYMOUS, &[]);
+    }
     let mut gids = [0u32; MAX_GROUPS];
     let groups = group::groups_of(
-        &read_all(&files.group)?,
+        &read_all(&files.group.open()?)?,
         account.name,
         account.gid,
         &mut gids,
@@ -201,16 +277,6 @@ fn read_all(file: &File) -> Result<KVVec<u8>> {
 // ANCHOR_END: lookup
 
 impl File {
-    /// Opens the file at the absolute `path` for reading, with the caller's
-    /// credentials (`insmod`'s: the passwd and group files are opened once,
-    /// at load time, where their paths mean what the administrator meant).
-    pub(crate) fn open_regular(path: &CStr) -> Result<Self> {
-        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NOFOLLOW;
-        // SAFETY: `path` is NUL-terminated; `filp_open` returns a new
-        // reference or an `ERR_PTR`.
-        unsafe { Self::from_result(bindings::filp_open(path.as_char_ptr(), flags as c_int, 0)) }
-    }
-
     // ANCHOR: open_checked
     /// Opens the file this path handle names, read-only, as the calling
     /// task's current user: the permission check `open(2)` makes, then the
@@ -223,14 +289,20 @@ impl File {
         // user's credentials otherwise (the file keeps them, for the reads
         // to come). `dentry_open` alone checks nothing: the check is the
         // VFS's `inode_permission`, on the inode and through the idmap of
-        // the mount the path is on. The open is read-only, large-file, and
-        // leaves the access time alone (`O_NOATIME`).
+        // the mount the path is on, with the mask `open(2)` passes
+        // (`MAY_OPEN` and `MAY_READ`). The open is read-only and large-file,
+        // and reads update the access time as `read(2)`'s do: no
+        // `O_NOATIME`, which `open(2)` grants the file's owner only. And it
+        // never waits: a file under a lease (`F_SETLEASE`) is `EWOULDBLOCK`
+        // at once (`O_NONBLOCK`), not a worker asleep for 45 s.
         // Tools: `self.path()` (a `struct path`: `mnt`, `dentry`),
-        // `bindings::inode_permission`, `bindings::MAY_READ`,
+        // `bindings::inode_permission`, `bindings::MAY_OPEN`, `MAY_READ`,
         // `bindings::dentry_open`, `r9p_current_cred()`, `Self::from_result`.
         // Tests: every check that opens a file (Tlopen): "root can", "alice
         // opens her own file (mode 600, owner 1000)", the "cannot ...: EACCES"
-        // checks, the "through a mount, ..." checks and the last diff -r.
+        // checks, the "through a mount, ..." checks and the last diff -r;
+        // "through a mount, uid 1000's read of root's file updates its
+        // access time"; "Tlopen of a file under a lease fails at once".
         Err(ENOSYS)
     }
     // ANCHOR_END: open_checked

@@ -3,7 +3,8 @@
 # alone, mounted by the kernel's own v9fs client. Parameters are checked;
 # a mount works, its root has the export root's attributes and file system;
 # walking a name and listing get EOPNOTSUPP (stages 27 and 28); a
-# raw-protocol client (p9raw.py) tries what a mount never sends: msize,
+# raw-protocol client (p9raw.py) tries what a mount never sends: requests
+# before Tversion, msize,
 # fids reused, Tflush, unknown and write-like types, truncated and
 # oversized frames, frames shorter than their header, a request of 60 KiB;
 # rmmod while mounted; with one worker, a flooding connection takes turns.
@@ -76,7 +77,7 @@ umount "$MNT"
 # ---- the raw protocol -------------------------------------------------------------
 mark
 hint "p9raw.py names the check that failed; the chapter's 'Answering a request' says what each request must get"
-is_ok "raw 9P: msize, Tauth, fids reused, Tflush, unknown and write types, malformed frames, a 60 KiB request" $RAW $PORT session
+is_ok "raw 9P: requests before Tversion (EPROTO), msize, Tauth, fids reused, Tflush, unknown and write types, malformed frames, a 60 KiB request" $RAW $PORT session
 expect_no_dmesg "and nothing is logged for them" 'r9p: .*(error|dropped)'
 hint "serve_requests: a frame whose size is beyond msize, or below the 7-byte header (it can never be consumed), gets one Rlerror EPROTO (Session::refuse, with its tag) before the connection is given up"
 is_ok "raw 9P: a frame announcing more than msize bytes, or fewer than its 7-byte header, gets one Rlerror EPROTO, then the connection closes" $RAW $PORT oversized

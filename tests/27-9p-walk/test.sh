@@ -6,7 +6,9 @@
 # msizes with cache=none and cache=loose; every path the export has is
 # read and stat'ed through the mount by its name (no listing: that is stage
 # 28) and compared; writes must fail; a raw-protocol client (p9raw.py)
-# tries the walks a mount never sends; rmmod while mounted.
+# tries the walks a mount never sends; rmmod while mounted; an export of
+# /proc; a leased file, tmpfs mounts inside the export (refused, then
+# crossed with cross_mounts=1).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../tcp-lib.sh"
 . "$(dirname "$0")/../p9-lib.sh"
@@ -110,6 +112,16 @@ else
 fi
 hint "the namespace of this stage (Confined) has walking only: a listing still gets the trait's default, EOPNOTSUPP, until stage 28"
 p9_refused "listing is stage 28's: ls of a directory gets EOPNOTSUPP" ls "$MNT/d"
+hint "open_read (given, vfs.rs) opens without O_NOATIME, which open(2) grants the file's owner only: a read through the server updates the access time, as read(2) does"
+echo atime >"$EXPORT/atime" && touch -a -d '2001-01-01 00:00:00' "$EXPORT/atime"
+cat "$MNT/atime" >/dev/null 2>&1
+at=$(stat -c %X "$EXPORT/atime")
+if [ "$at" -gt $((978307200 + 86400)) ]; then
+	pass "a read through the server updates the file's access time (2001 -> $(date -d "@$at" +%F))"
+else
+	fail "a read through the server updates the file's access time" "atime still $(date -d "@$at" +%F): opened with O_NOATIME?"
+fi
+rm -f "$EXPORT/atime"
 umount "$MNT"
 
 
@@ -145,6 +157,43 @@ if loaded; then
 	umount "$MNT"
 	unload
 fi
+
+# ---- a leased file, mounts inside the export ----------------------------------------
+echo leased >"$EXPORT/leased"
+mkdir -p "$EXPORT/mnt-a" "$EXPORT/mnt-b"
+mount -t tmpfs -o size=1m r9p-inner-a "$EXPORT/mnt-a" && echo a >"$EXPORT/mnt-a/f" &&
+	mount -t tmpfs -o size=1m r9p-inner-b "$EXPORT/mnt-b" && echo b >"$EXPORT/mnt-b/f" ||
+	fail "tmpfs mounts inside the export (the fixture)" "mount failed"
+load root="$EXPORT" port=$PORT workers=2
+if loaded; then
+	# A lease holder that never lets go: without O_NONBLOCK, the open
+	# sleeps lease-break-time (10 s here, 45 s by default) in a worker.
+	BREAK=$(cat /proc/sys/fs/lease-break-time)
+	echo 10 >/proc/sys/fs/lease-break-time
+	$RAW hold "$EXPORT/leased" 60 >"$W/holder" 2>&1 &
+	holder=$!
+	hint "open_read (given, vfs.rs) opens with O_NONBLOCK: break_lease then answers EWOULDBLOCK at once instead of sleeping in a worker"
+	if wait_ready "$W/holder" 100; then
+		is_ok "raw 9P: Tlopen of a file under a lease (F_SETLEASE) fails at once with EAGAIN, and the server goes on" $RAW $PORT lease leased
+	else
+		fail "a lease on a file of the export (the fixture)" "$(cat "$W/holder")"
+	fi
+	kill $holder 2>/dev/null
+	wait $holder 2>/dev/null
+	echo "$BREAK" >/proc/sys/fs/lease-break-time
+	hint "step: a name with a file system mounted on it is EXDEV (File::same_mount), unless may_cross()"
+	is_ok "raw 9P: a walk onto a mount inside the export gets EXDEV (as diod's), a walk through one stops before it" $RAW $PORT mounts
+	unload
+fi
+hint "cross_mounts=1 lets walks into the mounts (may_cross); qid_of (given, node.rs) folds the device of a file on another file system into its qid path"
+load root="$EXPORT" port=$PORT workers=2 cross_mounts=1
+if loaded; then
+	ia=$(stat -c %i "$EXPORT/mnt-a/f") ib=$(stat -c %i "$EXPORT/mnt-b/f")
+	[ "$ia" = "$ib" ] || fail "the fixture: mnt-a/f and mnt-b/f have one inode number" "$ia and $ib"
+	is_ok "raw 9P, cross_mounts=1: the files on two mounts inside the export read back, with distinct qids though their inode numbers are one ($ia)" $RAW $PORT mounts cross
+	unload
+fi
+umount "$EXPORT/mnt-a" "$EXPORT/mnt-b"
 
 hint "nothing may survive rmmod: no task, no socket, no file reference"
 load root="$EXPORT" port=$PORT workers=2

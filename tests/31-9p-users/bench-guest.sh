@@ -31,7 +31,7 @@ echo "# fixture ready: $(ls -f "$E/files" | wc -l) entries, $(stat -c %s "$E/big
 # diod agrees to 64 KiB at most: all three get that msize, so that a large
 # read takes as many 9P messages on each.
 MSIZE=65536
-insmod "$KO" root="$E" port=5640 max_conns=8 max_msize=$MSIZE || exit 1
+insmod "$KO" root="$E" port=5640 max_conns=8 max_msize=$MSIZE allow_root=1 || exit 1
 diod -f -n -l 127.0.0.1:5641 -e "$E" -L "$W/diod.log" &
 DIOD=$!
 sleep 1

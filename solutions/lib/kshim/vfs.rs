@@ -112,13 +112,34 @@ impl File {
     }
     // ANCHOR_END: lookup
 
+    // ANCHOR: same_mount
+    /// Whether this file and `other` are on the same mount (`f_path.mnt`):
+    /// a lookup that lands on a file system mounted on the name does not.
+    pub(crate) fn same_mount(&self, other: &File) -> bool {
+        // SAFETY: both paths are valid while the files are (type
+        // invariant); only the pointers are compared.
+        unsafe { (*self.path()).mnt == (*other.path()).mnt }
+    }
+    // ANCHOR_END: same_mount
+
     // ANCHOR: open_read
     /// Opens the file this path handle names, read-only, with the
     /// credentials `creds_of` was opened with. The caller checked that it is
     /// a regular file or a directory (opening a FIFO would wait for a
     /// writer; a symlink has no file operations).
+    ///
+    /// Reads then update the access time, as `read(2)`'s do: `O_NOATIME`
+    /// is the file owner's privilege (`may_open` refuses it to anyone
+    /// else), and `dentry_open` would not check it.
+    ///
+    /// The open never waits: with `O_NONBLOCK`, a file under a lease
+    /// (`F_SETLEASE`) gets `EWOULDBLOCK` at once, where `break_lease`
+    /// would otherwise sleep up to `lease-break-time` (45 s) in a worker
+    /// every connection shares. nfsd opens the same way, and QEMU's 9p
+    /// server since CVE-2023-2861. It changes no read of a regular file or
+    /// a directory.
     pub(crate) fn open_read(&self, creds_of: &File) -> Result<Self> {
-        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NOATIME;
+        let flags = bindings::O_RDONLY | bindings::O_LARGEFILE | bindings::O_NONBLOCK;
         // SAFETY: both files are valid (type invariant); `f_cred` is set at
         // open and lives as long as its file; `dentry_open` takes its own
         // references on the path and the credentials, and returns a new
@@ -306,6 +327,17 @@ unsafe extern "C" fn fill_dir(
     })
 }
 // ANCHOR_END: readdir
+
+impl Clone for File {
+    /// Another reference to the same open file (`get_file`).
+    fn clone(&self) -> Self {
+        // SAFETY: the file is valid (type invariant); `get_file` takes one
+        // more reference on it, which the new value owns.
+        unsafe { bindings::get_file(self.as_ptr()) };
+        // INVARIANT: the reference just taken.
+        Self(self.0)
+    }
+}
 
 impl Drop for File {
     fn drop(&mut self) {

@@ -59,6 +59,11 @@ impl<U> FidTable<U> {
         self.fids.get_mut(&fid).ok_or(EBADF)
     }
 
+    /// Whether the connection holds no fid at all.
+    pub(crate) fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
     /// Whether `fid` is in use.
     pub(crate) fn contains(&self, fid: u32) -> bool {
         self.fids.get(&fid).is_some()

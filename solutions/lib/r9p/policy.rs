@@ -3,9 +3,10 @@
 //! What a client may cost the server, and whom its requests act for.
 //!
 //! Stage 26's server trusts its clients: it serves any number of
-//! connections, messages as large as v9fs sends, 65536 fids each, waits as
-//! long as a client likes for the rest of a frame, and answers every request
-//! as the kernel (uid 0, every capability). Stages 29 and 31 harden it
+//! connections, messages as large as v9fs sends, 65536 fids each, walks as
+//! deep as they like, waits as long as a client likes for the rest of a
+//! frame, and answers every request as the kernel (uid 0, every
+//! capability). Stages 29 and 31 harden it
 //! without changing `server.rs`: each is a [`Policy`] its crate root makes
 //! and names beside the namespace (`service::Server<Listed, Limited>`).
 //! [`Trusting`] is stage 26's, and every item's default is what it does.
@@ -69,6 +70,13 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
         MAX_FIDS
     }
 
+    /// The most walked names one connection may hold: the nodes its walks
+    /// made that its fids keep alive (`node.rs`'s `Names`); a walk past it
+    /// gets `EMFILE`.
+    fn max_names(&self) -> usize {
+        usize::MAX
+    }
+
     /// A place for one more connection, or `None` to close it at once. The
     /// place is the value returned: the connection's task holds it, and
     /// dropping it gives it back.
@@ -77,9 +85,11 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     }
 
     /// Awaits `fut`, which waits for the client: for more of a frame it
-    /// began sending at `since`, or for room for a reply it does not read
-    /// (`since` is now). Stage 29 gives up with `ETIMEDOUT` once the client
-    /// has had its time since `since`; stage 26 waits as long as it takes.
+    /// began sending at `since`, for room for a reply it does not read
+    /// (`since` is now), or for the next frame of a connection that holds
+    /// no fid (`since`: when it connected, or last held one). Stage 29
+    /// gives up with `ETIMEDOUT` once the client has had its time since
+    /// `since`; stage 26 waits as long as it takes.
     fn within<F: Future + Send>(
         &self,
         _since: Instant<Monotonic>,

@@ -17,20 +17,24 @@
 
 use crate::{
     async_socket::AsyncStream,
-    executor::Executor,
+    executor::{
+        yield_now,
+        Executor, //
+    },
     node::Node,
     policy::{
         Policy,
         Trusting, //
     },
-    server::{
-        self,
-        Namespace, //
-    },
     reactor::{
         self,
         AsyncListener, //
     },
+    server::{
+        self,
+        Namespace, //
+    },
+    sleep::sleep,
     vfs::File, //
 };
 use core::{
@@ -42,11 +46,17 @@ use core::{
 };
 use kernel::{
     prelude::*,
-    sync::Arc, //
+    sync::Arc,
+    time::Delta, //
 };
 
 /// Connections the kernel may queue before `accept` takes them.
 const BACKLOG: u32 = 64;
+/// How long the accept loop waits after its first failure in a row, in
+/// milliseconds; each further failure doubles it, up to `MAX_BACKOFF_MS`.
+const BACKOFF_MS: i64 = 10;
+/// The longest wait between two tries of a failing `accept`.
+const MAX_BACKOFF_MS: i64 = 1000;
 
 /// Parses a dotted IPv4 address (`127.0.0.1`).
 fn parse_ipv4(s: &[u8]) -> Option<[u8; 4]> {
@@ -66,7 +76,7 @@ fn parse_ipv4(s: &[u8]) -> Option<[u8; 4]> {
 // ANCHOR: accept
 /// The accept loop, one task: a task per connection the policy admits,
 /// each served with the namespace `N`; a connection it does not admit is
-/// closed at once.
+/// closed at once. It ends only when the executor shuts down (rmmod).
 async fn accept_loop<N: Namespace, P: Policy>(
     executor: Arc<Executor>,
     listener: AsyncListener,
@@ -74,13 +84,36 @@ async fn accept_loop<N: Namespace, P: Policy>(
     policy: Arc<P>,
     served: Arc<AtomicU64>,
 ) {
+    // Failures of `accept` in a row.
+    let mut failures = 0u32;
     loop {
         let stream = match listener.accept().await {
-            Ok(stream) => AsyncStream::new(stream),
+            Ok(stream) => {
+                if failures > 0 {
+                    pr_info!("accepting again, after {} failures\n", failures);
+                    failures = 0;
+                }
+                AsyncStream::new(stream)
+            }
             Err(e) if e == ECONNABORTED => continue,
             Err(e) => {
-                pr_err!("accept failed ({:?}): no longer accepting connections\n", e);
-                return;
+                // `ENOMEM` (the new socket, the stream's box): memory comes
+                // back, and a server that stopped accepting would stay
+                // stopped until it is reloaded. So it tries again, after a
+                // pause that doubles with each failure in a row: a
+                // failure that lasts costs a wake-up a second, not a
+                // worker spinning. Logged once per run of failures.
+                if failures == 0 {
+                    pr_warn!("accept failed ({:?}): trying again\n", e);
+                }
+                failures = failures.saturating_add(1);
+                let ms = (BACKOFF_MS << failures.min(8)).min(MAX_BACKOFF_MS);
+                match sleep(Delta::from_millis(ms)) {
+                    Ok(pause) => pause.await,
+                    // Not even a timer: let the other tasks run first.
+                    Err(_) => yield_now().await,
+                }
+                continue;
             }
         };
         let Some(place) = policy.admit() else {
