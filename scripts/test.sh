@@ -319,7 +319,11 @@ run_job() {
 	local -a members
 	read -ra members <<<"$runs"
 	: >"$LOGS/jobs/$k.log"
-	FLAVOUR=$flavour RKW_FLAVOUR=$flavour VMLOG="$LOGS/jobs/$k.log" BOOT_ID="${BOOT_ID:+job$k}" \
+	# The skeletons' jobs of make test (a flavour of their own) stop each
+	# test at its first failure: a skeleton only has to fail.
+	local guest_env=""
+	[ -n "$LEARNER" ] || [ "$flavour" = "$FLAVOUR" ] || guest_env="RKW_FIRST_FAIL=1"
+	GUEST_ENV=$guest_env FLAVOUR=$flavour RKW_FLAVOUR=$flavour VMLOG="$LOGS/jobs/$k.log" BOOT_ID="${BOOT_ID:+job$k}" \
 		RKW_VM_CPUS=$cpus RKW_VM_QMP=$qmp run_boots "$append" "${members[@]}"
 }
 
@@ -361,7 +365,7 @@ run_boots() {
 		done
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" "$REPO/scripts/vm.sh" --devices "$devices" \
-			--exec "bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
+			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
 		echo "boot ${BOOT_ID:+$BOOT_ID.}$BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"

@@ -31,6 +31,70 @@ stamp() {
 	done
 }
 
+# kmemleak: one scan at the end of the boot, not one per tree (a scan takes
+# 20-40 s on the debug kernel under TCG). Each tree that checks for leaks
+# (KMEMLEAK=yes) records its module and when it ran (before its
+# test and after its rmmod, in jiffies); the tests leave the check to us
+# (RKW_KMEMLEAK_LATER), and leaks_report below gives each tree the
+# unreferenced objects allocated while it ran, by its module.
+export RKW_KMEMLEAK_LATER=""
+KMEMLEAK_FILE=/sys/kernel/debug/kmemleak
+if grep -qw kmemleak=on /proc/cmdline && [ -w "$KMEMLEAK_FILE" ]; then
+	RKW_KMEMLEAK_LATER=1
+	echo clear >"$KMEMLEAK_FILE"
+fi
+LEAK_TREES=() # "STAGE TREE MODULE BEGIN END" (jiffies)
+# jiffies_now: the kernel's jiffies, as kmemleak's reports give each
+# object's allocation time (the scheduler's debugfs file has them in its
+# header; /proc/timer_list only with CONFIG_TICK_ONESHOT, which the
+# workshop kernels lack).
+jiffies_now() { awk '$1 == "jiffies" { print $3; exit }' /sys/kernel/debug/sched/debug 2>/dev/null; }
+
+# leaks_report: the scan, then one KTAP document with a "kmemleak" check for
+# each tree in LEAK_TREES, as more checks of that tree (scripts/ktap.py
+# merges the blocks of one name).
+leaks_report() {
+	[ ${#LEAK_TREES[@]} -gt 0 ] || return 0
+	# kmemleak reports no object younger than 5 s (MSECS_MIN_AGE in
+	# mm/kmemleak.c), and in 7.3 one scan reports an unreferenced object.
+	sleep 6
+	echo scan >"$KMEMLEAK_FILE"
+	local report i=0 entry stage tree module begin end ours
+	report=$(cat "$KMEMLEAK_FILE")
+	echo "KTAP version 1"
+	echo "# kmemleak, one scan for the boot"
+	echo "1..${#LEAK_TREES[@]}"
+	for entry in "${LEAK_TREES[@]}"; do
+		i=$((i + 1))
+		read -r stage tree module begin end <<<"$entry"
+		# Objects allocated while the tree ran ("jiffies N" in the report),
+		# whose backtrace goes through module memory (the module is gone:
+		# bare addresses in the modules area) or names the module.
+		ours=$(awk -v mod="$module" -v b="$begin" -v e="$end" '
+			function flush() { if (keep && (b == "" || (at >= b + 0 && at <= e + 0))) print block }
+			/^unreferenced object/ { flush(); block = $0; keep = 0; at = -1; next }
+			{ block = block "\n" $0 }
+			/^  comm .*, jiffies [0-9]+/ { at = $NF + 0 }
+			/^ +0xffffffff[a-f][0-9a-f]+$/ || index($0, mod) { keep = 1 }
+			END { flush() }' <<<"$report")
+		echo "    KTAP version 1"
+		echo "    # Subtest: $stage $tree"
+		echo "    1..1"
+		if [ -z "$ours" ]; then
+			echo "    ok 1 kmemleak: nothing the module allocated is left after rmmod"
+			echo "ok $i $stage $tree"
+		else
+			echo "    not ok 1 kmemleak: nothing the module allocated is left after rmmod"
+			{
+				echo "$(grep -c '^unreferenced object' <<<"$ours") leaked objects; the first:"
+				head -25 <<<"$ours"
+				echo "hint: something the module allocated was never freed: an Arc reference never dropped (a waker's?), a forgotten KBox"
+			} | sed 's/^/    # /'
+			echo "not ok $i $stage $tree"
+		fi
+	done
+}
+
 runs=()
 for arg in "$@"; do
 	trees=${arg#*:}
@@ -58,6 +122,8 @@ for run in "${runs[@]}"; do
 	echo "    KTAP version 1"
 	echo "    # Subtest: $STAGE $t"
 	began=$SECONDS
+	leak_begin=$(jiffies_now)
+	mounts_before=$(cut -d' ' -f2 /proc/mounts)
 	out=$(mktemp)
 	KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
 	if [ -z "$KO" ]; then
@@ -67,9 +133,25 @@ for run in "${runs[@]}"; do
 		# The test's library writes the running step's mark and hint here.
 		RKW_STATE=$(mktemp)
 		times=$(mktemp)
-		KO=$PWD/$KO RKW_STATE=$RKW_STATE timeout -k 5 "$limit" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
+		# The test and everything it starts are in timeout's process
+		# group: its number is kept, to stop what a test left running.
+		pgfile=$(mktemp)
+		KO=$PWD/$KO RKW_STATE=$RKW_STATE timeout -k 5 "$limit" \
+			bash -c 'ps -o pgid= -p $$ >"$1"; shift; exec "$@"' - "$pgfile" bash "tests/$STAGE/test.sh" "$t" 2>&1 |
 			stamp "$times" | tee "$out" | sed -u 's/^/    /'
 		rc=${PIPESTATUS[0]}
+		if [ -n "${RKW_FIRST_FAIL:-}" ]; then
+			# A skeleton's test that stopped at its first failure left
+			# what it started (clients, servers, fio) and what it mounted:
+			# stopped and unmounted here, newest mount first (a file system
+			# on the module's disk stays: see below).
+			pg=$(tr -d ' ' <"$pgfile")
+			[ -z "$pg" ] || kill -KILL -- "-$pg" 2>/dev/null
+			awk '{ print $1, $2 }' /proc/mounts | tac | while read -r src mnt; do
+				grep -qxF "$mnt" <<<"$mounts_before" || [[ $src == /dev/rnvme* ]] || umount -l "$mnt" 2>/dev/null
+			done
+		fi
+		rm -f "$pgfile"
 		if [ "$rc" -ne 0 ]; then
 			last=$(grep -cE '^(not )?ok [0-9]+ ' "$out")
 			if [ "$rc" = 124 ] || [ "$rc" = 137 ]; then
@@ -96,6 +178,8 @@ for run in "${runs[@]}"; do
 	fi
 	# A module the test left behind would spoil the next run.
 	grep -q "^$MODULE " /proc/modules && rmmod "$MODULE" 2>/dev/null
+	[ -z "$RKW_KMEMLEAK_LATER" ] || [ "$KMEMLEAK" != yes ] || [ -z "${KO:-}" ] ||
+		LEAK_TREES+=("$STAGE $t $MODULE $leak_begin $(jiffies_now)")
 	# So would a file system left mounted on the module's disk (a skeleton
 	# whose module went while its disk was mounted: unmounting it now would
 	# crash the kernel, so it stays): the rest get a fresh VM, as after a
@@ -116,3 +200,4 @@ for run in "${runs[@]}"; do
 	fi
 	rm -f "$out"
 done
+leaks_report

@@ -57,6 +57,13 @@ fail() {
 	if [ -n "$RKW_MARK" ] && dmesg_since_mark | grep -qE 'Error\(38\)|error -38\b|ENOSYS'; then
 		echo "# note: the kernel log since this check began shows ENOSYS (error 38), what a skeleton's TODO returns: an exercise this check needs may not be written yet"
 	fi
+	# make test runs each skeleton only to see its test fail: the first
+	# failure is enough (guest-run.sh stops and unmounts what it left).
+	if [ -n "${RKW_FIRST_FAIL:-}" ] && [ "$BASHPID" = "$$" ]; then
+		echo "# stopped at the first failure: a skeleton only has to fail (make test)"
+		echo "# Totals: pass:$RKW_PASS fail:$RKW_FAIL xfail:0 xpass:0 skip:$RKW_SKIP error:0"
+		exit 0
+	fi
 	return 0
 }
 
@@ -419,7 +426,9 @@ no_leaks() {
 # finish: the closing checks of this tree's run, then KTAP's totals line.
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
-	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && no_leaks
+	# Under guest-run.sh, one kmemleak scan at the end of the boot checks
+	# every tree (RKW_KMEMLEAK_LATER): a scan takes 20-40 s.
+	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && no_leaks
 	hint "read the first report from its top: the book's debugging chapter shows how"
 	kernel_is_clean
 	hint "QEMU's trace line names what the driver did against the NVMe specification"
@@ -428,7 +437,7 @@ finish() {
 }
 
 RKW_TRACE_START=$(nvme_trace_lines)
-[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && kmemleak_on && echo clear >"$KMEMLEAK_FILE"
+[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && echo clear >"$KMEMLEAK_FILE"
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg
 mark

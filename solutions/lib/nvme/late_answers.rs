@@ -174,9 +174,9 @@ pub(crate) fn woken_while_waiting(
         let admin = admin.clone();
         let busy = busy.clone();
         let dev: ARef<Device> = pdev.as_ref().into();
-        // At most 4 × `ms`: a wait that never ends on its own still ends
+        // At most 8 × `ms`: a wait that never ends on its own still ends
         // then, late enough to show.
-        let until = Delta::from_millis(4 * i64::from(ms));
+        let until = Delta::from_millis(8 * i64::from(ms));
         move || {
             let start = Instant::<Monotonic>::now();
             // A threshold no temperature reaches: no event, nothing changes.
