@@ -258,6 +258,7 @@ impl<P: Policy> Session<P> {
             .await?
     }
 
+    // ANCHOR: receive
     /// Reads what has arrived into `buf`, waiting for it if nothing has:
     /// the number of bytes, 0 once the client closed the connection.
     /// `mid_frame` says the client began a frame it has not finished, and
@@ -288,6 +289,7 @@ impl<P: Policy> Session<P> {
         let began = *self.frame_began.get_or_insert_with(Instant::now);
         self.policy.within(began, stream.read(buf)).await?
     }
+    // ANCHOR_END: receive
     // ANCHOR_END: io
 
     /// Counts one request answered; every `TURNS` of them, lets the other

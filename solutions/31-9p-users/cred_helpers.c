@@ -9,6 +9,7 @@
  * and drops its reference with put_group_info(), a macro. Nothing else in
  * this module is C.
  */
+/* ANCHOR: helpers */
 #include <linux/cred.h>
 
 const struct cred *r9p_override_creds(const struct cred *new);
@@ -52,3 +53,4 @@ int r9p_set_groups(struct cred *new, const u32 *gids, int n)
 	put_group_info(groups);
 	return 0;
 }
+/* ANCHOR_END: helpers */

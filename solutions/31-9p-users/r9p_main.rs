@@ -229,6 +229,7 @@ impl Policy for Users {
     }
 
     // Stage 29's limits, unchanged.
+    // ANCHOR_END: users
     fn max_msize(&self) -> u32 {
         self.limited.max_msize()
     }
@@ -261,4 +262,3 @@ impl Policy for Users {
         self.limited.stopped();
     }
 }
-// ANCHOR_END: users

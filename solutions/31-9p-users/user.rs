@@ -139,12 +139,12 @@ impl Drop for User {
     }
 }
 
-// ANCHOR: helpers
 // `override_creds`, `revert_creds` and `current_cred` are static inline
 // functions (or a macro) in `<linux/cred.h>`, so there are no bindings for
 // them: `cred_helpers.c` wraps each in a real function, declared here. And
 // it fills the supplementary groups, whose `struct group_info` is no
 // layout for Rust to write (`__randomize_layout`).
+// ANCHOR: helpers
 // (`struct cred` leads, through its pointers, to a C struct without fields,
 // which rustc flags in an `extern` block; behind a pointer it is harmless,
 // and the kernel crate's bindings allow it the same way.)
@@ -183,6 +183,7 @@ pub(crate) struct UserFile {
     /// The file's name in `dir`, NUL-terminated.
     name: KVec<u8>,
 }
+// ANCHOR_END: user_file
 
 impl UserFile {
     /// The file at `path` (absolute, or relative to `insmod`'s working
@@ -207,6 +208,7 @@ impl UserFile {
         Ok(file)
     }
 
+    // ANCHOR: user_file_open
     /// The file as it is now: its name looked up again in its directory
     /// (a symlink is not followed), then opened for reading with the
     /// credentials the directory was opened with, `insmod`'s.
@@ -218,8 +220,8 @@ impl UserFile {
         }
         handle.open_read(&self.dir)
     }
+    // ANCHOR_END: user_file_open
 }
-// ANCHOR_END: user_file
 
 // ANCHOR: squash
 /// What an attach as root becomes (the module parameter `allow_root`).
@@ -265,6 +267,7 @@ pub(crate) fn lookup(files: &UserFiles, who: Who<'_>, squash: Squash) -> Result<
     );
     User::new(account, groups)
 }
+// ANCHOR_END: lookup
 
 /// The contents of a passwd or group file, at most `MAX_USER_FILE` bytes.
 fn read_all(file: &File) -> Result<KVVec<u8>> {
@@ -281,7 +284,6 @@ fn read_all(file: &File) -> Result<KVVec<u8>> {
         contents.extend_from_slice(chunk.get(..n).ok_or(EINVAL)?, GFP_KERNEL)?;
     }
 }
-// ANCHOR_END: lookup
 
 impl File {
     // ANCHOR: open_checked

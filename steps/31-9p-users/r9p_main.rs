@@ -232,6 +232,7 @@ impl Policy for Users {
     }
 
     // Stage 29's limits, unchanged.
+    // ANCHOR_END: users
     fn max_msize(&self) -> u32 {
         self.limited.max_msize()
     }
@@ -264,4 +265,3 @@ impl Policy for Users {
         self.limited.stopped();
     }
 }
-// ANCHOR_END: users
