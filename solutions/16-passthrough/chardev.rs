@@ -141,8 +141,8 @@ pub(crate) struct Turn<'a, P: Pending> {
 }
 // ANCHOR_END: passthrough
 
-// ANCHOR: lend
 impl<P: Pending> Turn<'_, P> {
+    // ANCHOR: lend
     /// A free buffer for this command, and the PRPs that describe it, or
     /// `EBUSY` if every buffer is held by a command that timed out and that
     /// the controller has not answered yet. First gives back the buffers of
@@ -164,6 +164,7 @@ impl<P: Pending> Turn<'_, P> {
             .find_map(|b| Some((b.buffer.claim()?, b.prps)))
             .ok_or(EBUSY)
     }
+    // ANCHOR_END: lend
 
     /// The claim of a buffer whose command went to `target` and timed out
     /// (or was interrupted): the controller may still use the buffer, so it
@@ -194,7 +195,6 @@ impl<P: Pending> Drop for Turn<'_, P> {
         self.owner.turn_over.notify_one();
     }
 }
-// ANCHOR_END: lend
 
 impl<P: Pending> Passthrough<P> {
     /// What the nodes of `ctrl` lead to: its admin queue and I/O queue 1

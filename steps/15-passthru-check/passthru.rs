@@ -129,7 +129,6 @@ pub(crate) const fn decode(cmd: u32) -> Option<(Target, Layout)> {
     }
 }
 
-// ANCHOR: passthru
 /// A passthrough command as user space filled it in.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub(crate) struct Passthru {
@@ -159,6 +158,7 @@ fn u64_at(b: &[u8], at: usize) -> u64 {
     u64::from_ne_bytes(w)
 }
 
+// ANCHOR: parse
 /// Reads the fields both layouts share from the bytes user space passed;
 /// `None` if there are too few.
 pub(crate) fn parse(b: &[u8]) -> Option<Passthru> {
@@ -183,7 +183,7 @@ pub(crate) fn parse(b: &[u8]) -> Option<Passthru> {
         timeout_ms: u32_at(b, offset_of!(PassthruCmd, timeout_ms)),
     })
 }
-// ANCHOR_END: passthru
+// ANCHOR_END: parse
 
 /// Where a passthrough command's data goes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
