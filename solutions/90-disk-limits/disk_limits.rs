@@ -135,7 +135,10 @@ pub(crate) fn dsm<T: Operations>(
         Ok(())
     })?;
     // Number of Ranges, 0's based (CDW10 bits 7:0).
-    let nr = u32::try_from(n).ok().and_then(|n| n.checked_sub(1)).ok_or(EIO)?;
+    let nr = u32::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .ok_or(EIO)?;
     let cmd = Command {
         opcode: nvm_opc::DATASET_MANAGEMENT,
         nsid: NSID,
@@ -218,7 +221,7 @@ impl Speedups for FullDisk {
     ) -> Option<(Self::Mapping, Prps, bool)> {
         if t.opcode == nvm_opc::FLUSH {
             self.flushes.fetch_add(1, Relaxed);
-        } else if t.opcode == nvm_opc::WRITE && t.fua {
+        } else if t.opcode == nvm_opc::WRITE && request::is_fua(rq) {
             self.fua_writes.fetch_add(1, Relaxed);
         }
         self.zero_copy.map(rq, t, view)

@@ -105,33 +105,15 @@ const TAGS: u16 = IO_DEPTH - 1;
 // ANCHOR: bounce
 /// Bytes per bounce buffer: the largest request blk-mq sends with its
 /// default limits (255 sectors; the 7.3 `GenDiskBuilder` cannot raise
-/// them), rounded up to whole pages. (Stage 90 raises the limits, and asks
-/// for larger ones: `Speedups::BOUNCE_SIZE`.)
+/// them), rounded up to whole pages. (Stage 90's `Speedups::BOUNCE_SIZE`.)
 const BOUNCE_SIZE: usize = 128 * 1024;
-/// The largest bounce buffer a stage may ask for: 512 KiB, QEMU's MDTS.
-const MAX_BOUNCE_SIZE: usize = 512 * 1024;
-/// Entries of a bounce buffer's PRP list (a zero-copy request's PRPs use
-/// it too): enough for the largest.
-const LIST_ENTRIES: usize = prp::list_entries_for(MAX_BOUNCE_SIZE as u32, PAGE);
-
-/// Bytes of the bounce buffers of a disk with `Speedups` `Z`.
-const fn bounce_size<Z: Speedups>() -> usize {
-    if Z::BOUNCE_SIZE < MAX_BOUNCE_SIZE {
-        Z::BOUNCE_SIZE
-    } else {
-        MAX_BOUNCE_SIZE
-    }
-}
+/// Entries of a bounce buffer's PRP list: for up to 512 KiB (stage 90's).
+const LIST_ENTRIES: usize = prp::list_entries_for(512 * 1024, PAGE);
 
 /// What each tag owns for the life of the disk: its bounce buffer, with a
 /// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
 fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
-    CmdBuffer::new(
-        pdev.as_ref(),
-        bounce_size::<Z>(),
-        LIST_ENTRIES,
-        Z::SGL_ENTRIES,
-    )
+    CmdBuffer::new(pdev.as_ref(), Z::BOUNCE_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
 
@@ -148,8 +130,8 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// Whether `queue_rq` leaves the doorbell to the last request of a
     /// batch (and `commit_rqs`).
     const BATCH: bool;
-    /// Bytes of each tag's bounce buffer (at most 512 KiB): the largest
-    /// request the disk takes.
+    /// Bytes of each tag's bounce buffer (at most 512 KiB, what the PRP
+    /// lists hold): the largest request the disk takes.
     const BOUNCE_SIZE: usize = BOUNCE_SIZE;
     /// Maps the data of `rq` for one command (`transfer`), and writes its
     /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
@@ -189,8 +171,6 @@ pub(crate) struct Transfer {
     pub(crate) len: u32,
     /// Bytes one command may carry.
     pub(crate) max_piece: u32,
-    /// Force Unit Access (a Write).
-    pub(crate) fua: bool,
 }
 
 /// Stage 13: every request through its tag's bounce buffer, and a doorbell
@@ -285,20 +265,16 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR: first_command
     /// The request's first command: its own pages, if the stage maps them
     /// (`Speedups::map`), else the bounce buffer, with a Write's data
-    /// copied in first. (A Discard: the stage's Dataset Management, its
-    /// ranges in the bounce buffer.)
+    /// copied in first (a Discard: the stage's, with its ranges there).
     fn first_command(&mut self, speedups: &Z) -> Result<Command> {
         let transfer = Transfer {
             opcode: self.opcode,
             len: self.len,
             max_piece: self.max_piece,
-            fua: self.fua,
         };
         {
             let mut view = self.bounce.view();
             if self.opcode == nvm_opc::DATASET_MANAGEMENT {
-                // One command, no data to copy: `next_command` has no
-                // piece left after it (`len` is 0).
                 return speedups.discard(&self.rq, self.lba_shift, &mut view);
             }
             if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, &mut view) {
@@ -451,8 +427,7 @@ pub(crate) struct Disk<Z: Speedups> {
 
 // ANCHOR: opcode_of
 /// NVMe's opcode for a block request's operation (`request::op`): Read,
-/// Write or Flush (and Discard, which only stage 90's disk takes); anything
-/// else is not supported.
+/// Write, Flush or (stage 90) Discard; anything else is not supported.
 fn opcode_of(op: u32) -> Result<u8> {
     match op {
         bindings::req_op_REQ_OP_READ => Ok(nvm_opc::READ),
@@ -646,10 +621,9 @@ pub(crate) fn create<Z: Speedups>(
     let lba_shift = block.trailing_zeros();
     // MDTS: what one command may carry; the bounce buffer is the limit
     // otherwise.
-    let bounce_size = bounce_size::<Z>();
     let max_piece = id
         .max_transfer(ctrl.cap().min_page_size())
-        .map_or(bounce_size, |m| m.min(bounce_size)) as u32;
+        .map_or(Z::BOUNCE_SIZE, |m| m.min(Z::BOUNCE_SIZE)) as u32;
 
     let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
     for q in io {

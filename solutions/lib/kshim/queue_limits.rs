@@ -120,7 +120,9 @@ pub(crate) fn apply<T: Operations>(disk: &SendGenDisk<T>, limits: &Limits) -> Re
 pub(crate) fn set_parent<T: Operations>(disk: &SendGenDisk<T>, parent: &Device) -> Result {
     let q = request_queue(disk);
     // `Device` is `#[repr(transparent)]` over the C `struct device`.
-    let parent = core::ptr::from_ref(parent).cast_mut().cast::<bindings::device>();
+    let parent = core::ptr::from_ref(parent)
+        .cast_mut()
+        .cast::<bindings::device>();
     // SAFETY: `q` is the disk's live request queue (`request_queue`), whose
     // `disk` is the added `gendisk` and its `part0` the whole-disk block
     // device, whose `bd_device` is the disk's device (C: `disk_to_dev`).
