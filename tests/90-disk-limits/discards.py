@@ -43,10 +43,13 @@ def main():
     params = ctypes.create_string_buffer(120)
     ring = syscall(SYS_IO_URING_SETUP, 8, params)
     sq_entries, cq_entries = struct.unpack_from("II", params, 0)
-    sq_head, sq_tail, sq_mask, _, _, _, sq_array = struct.unpack_from("7I", params, 40)
-    cq_head, cq_tail, cq_mask, _, _, cqes = struct.unpack_from("6I", params, 80)
+    # The offsets of the rings' fields in their mappings (not their values).
+    sq_head, sq_tail, sq_mask_at, _, _, _, sq_array = struct.unpack_from("7I", params, 40)
+    cq_head, cq_tail, cq_mask_at, _, _, cqes = struct.unpack_from("6I", params, 80)
     sq = mmap.mmap(ring, sq_array + 4 * sq_entries, offset=IORING_OFF_SQ_RING)
     cq = mmap.mmap(ring, cqes + 16 * cq_entries, offset=IORING_OFF_CQ_RING)
+    sq_mask = struct.unpack_from("I", sq, sq_mask_at)[0]
+    cq_mask = struct.unpack_from("I", cq, cq_mask_at)[0]
     sqes = mmap.mmap(ring, 64 * sq_entries, offset=IORING_OFF_SQES)
     tail = struct.unpack_from("I", sq, sq_tail)[0]
     for i, (start, length) in enumerate(ranges):
