@@ -166,7 +166,11 @@ with open(sys.argv[1], "r+b") as f:
 			# controller unplugged and plugged back finds its disk as it
 			# was. (QEMU 7.2's nvme leaves a -drive in place too, but
 			# other device models delete theirs with the device.)
-			backend="-blockdev driver=raw,node-name=$node,file.driver=file,file.filename=$img"
+			# discard=unmap: a Dataset Management that deallocates punches
+			# a hole in the image, so the blocks read as zeroes, as QEMU's
+			# Identify Namespace says (DLFEAT); by default QEMU ignores it
+			# and the old data stays (stage 90 checks it).
+			backend="-blockdev driver=raw,node-name=$node,discard=unmap,file.driver=file,file.filename=$img"
 		fi
 		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"
 		mkdir -p "$(dirname "$trace")"
@@ -199,7 +203,7 @@ with open(sys.argv[1], "r+b") as f:
 		elif [ -n "$latency" ]; then
 			QEMU_OPTS+=("$backend -device nvme,drive=$node,$opts")
 		else
-			QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw -device nvme,drive=nvm$NVME,$opts")
+			QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw,discard=unmap -device nvme,drive=nvm$NVME,$opts")
 		fi
 		NVME=$((NVME + 1))
 		;;

@@ -45,7 +45,6 @@ use kernel::{
 use crate::{
     disk::{
         InFlight,
-        NvmeDisk,
         Speedups,
         Transfer, //
     },
@@ -297,9 +296,9 @@ impl Speedups for ZeroCopy {
     const SGL_ENTRIES: usize = MAX_PIECES;
     const BATCH: bool = true;
 
-    fn map(
+    fn map<T: Operations>(
         &self,
-        rq: &Request<NvmeDisk<Self>>,
+        rq: &Request<T>,
         t: Transfer,
         view: &mut View<'_>,
     ) -> Option<(KBox<Mapping>, Prps, bool)> {

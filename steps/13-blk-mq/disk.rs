@@ -16,7 +16,8 @@
 //! Stage 19 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 13's is
-//! [`Bounced`]: neither.
+//! [`Bounced`]: neither. Stage 90 plugs in the rest of the disk a user
+//! sees the same way: larger requests, the write cache kept on, discards.
 
 use core::{
     convert::Infallible,
@@ -94,7 +95,7 @@ use crate::{
 };
 
 /// The namespace the disk shows.
-const NSID: u32 = 1;
+pub(crate) const NSID: u32 = 1;
 /// The memory page size the driver uses (CC.MPS): 4 KiB.
 const PAGE: u32 = 1 << PAGE_SHIFT;
 /// Requests in flight per hardware queue: one less than the queue's
@@ -104,22 +105,23 @@ const TAGS: u16 = IO_DEPTH - 1;
 // ANCHOR: bounce
 /// Bytes per bounce buffer: the largest request blk-mq sends with its
 /// default limits (255 sectors; the 7.3 `GenDiskBuilder` cannot raise
-/// them), rounded up to whole pages.
+/// them), rounded up to whole pages. (Stage 90's `Speedups::BOUNCE_SIZE`.)
 const BOUNCE_SIZE: usize = 128 * 1024;
-/// Entries of a bounce buffer's PRP list.
-const LIST_ENTRIES: usize = prp::list_entries_for(BOUNCE_SIZE as u32, PAGE);
+/// Entries of a bounce buffer's PRP list: for up to 512 KiB (stage 90's).
+const LIST_ENTRIES: usize = prp::list_entries_for(512 * 1024, PAGE);
 
 /// What each tag owns for the life of the disk: its bounce buffer, with a
 /// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
 fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
-    CmdBuffer::new(pdev.as_ref(), BOUNCE_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
+    CmdBuffer::new(pdev.as_ref(), Z::BOUNCE_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
 
 // ANCHOR: speedups
 /// What stage 19 changes in this disk without copying it: the request's
 /// own pages for the controller instead of the bounce buffer, and one
-/// doorbell per batch of requests.
+/// doorbell per batch of requests. (And stage 90: the items with a
+/// default.)
 pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// A request's pages, mapped for the controller; unmapped when dropped.
     type Mapping: Send;
@@ -128,16 +130,35 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// Whether `queue_rq` leaves the doorbell to the last request of a
     /// batch (and `commit_rqs`).
     const BATCH: bool;
+    /// Bytes of each tag's bounce buffer (at most 512 KiB, what the PRP
+    /// lists hold): the largest request the disk takes.
+    const BOUNCE_SIZE: usize = BOUNCE_SIZE;
     /// Maps the data of `rq` for one command (`transfer`), and writes its
     /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
     /// pointer, and whether it is an SGL. `None`: the request goes through
     /// the bounce buffer.
-    fn map(
+    fn map<T: Operations>(
         &self,
-        rq: &Request<NvmeDisk<Self>>,
+        rq: &Request<T>,
         transfer: Transfer,
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
+    /// Whether the disk keeps the controller's volatile write cache on
+    /// (stage 90, which tells the block layer); else `create` turns it off.
+    fn write_cache(&self) -> bool {
+        false
+    }
+    /// The command for a Discard (stage 90): Dataset Management, with the
+    /// request's ranges written into `view`'s data. Before stage 90 the
+    /// block layer sends none.
+    fn discard(
+        &self,
+        _rq: &Request<NvmeDisk<Self>>,
+        _lba_shift: u32,
+        _view: &mut View<'_>,
+    ) -> Result<Command> {
+        Err(EOPNOTSUPP)
+    }
 }
 
 /// What a request asks to transfer (read by stage 19's `Speedups`).
@@ -161,9 +182,9 @@ impl Speedups for Bounced {
     const SGL_ENTRIES: usize = 0;
     const BATCH: bool = false;
 
-    fn map(
+    fn map<T: Operations>(
         &self,
-        _: &Request<NvmeDisk<Self>>,
+        _: &Request<T>,
         _: Transfer,
         _: &mut View<'_>,
     ) -> Option<(Infallible, Prps, bool)> {
@@ -244,7 +265,7 @@ impl<Z: Speedups> InFlight<Z> {
     // ANCHOR: first_command
     /// The request's first command: its own pages, if the stage maps them
     /// (`Speedups::map`), else the bounce buffer, with a Write's data
-    /// copied in first.
+    /// copied in first (a Discard: the stage's, with its ranges there).
     fn first_command(&mut self, speedups: &Z) -> Result<Command> {
         let transfer = Transfer {
             opcode: self.opcode,
@@ -253,6 +274,9 @@ impl<Z: Speedups> InFlight<Z> {
         };
         {
             let mut view = self.bounce.view();
+            if self.opcode == nvm_opc::DATASET_MANAGEMENT {
+                return speedups.discard(&self.rq, self.lba_shift, &mut view);
+            }
             if let Some((mapping, prps, sgl)) = speedups.map(&self.rq, transfer, &mut view) {
                 self.mapping = Some(mapping);
                 self.piece = self.len;
@@ -403,12 +427,13 @@ pub(crate) struct Disk<Z: Speedups> {
 
 // ANCHOR: opcode_of
 /// NVMe's opcode for a block request's operation (`request::op`): Read,
-/// Write or Flush; anything else is not supported.
+/// Write, Flush or (stage 90) Discard; anything else is not supported.
 fn opcode_of(op: u32) -> Result<u8> {
     match op {
         bindings::req_op_REQ_OP_READ => Ok(nvm_opc::READ),
         bindings::req_op_REQ_OP_WRITE => Ok(nvm_opc::WRITE),
         bindings::req_op_REQ_OP_FLUSH => Ok(nvm_opc::FLUSH),
+        bindings::req_op_REQ_OP_DISCARD => Ok(nvm_opc::DATASET_MANAGEMENT),
         _ => Err(EOPNOTSUPP),
     }
 }
@@ -598,7 +623,7 @@ pub(crate) fn create<Z: Speedups>(
     // otherwise.
     let max_piece = id
         .max_transfer(ctrl.cap().min_page_size())
-        .map_or(BOUNCE_SIZE, |m| m.min(BOUNCE_SIZE)) as u32;
+        .map_or(Z::BOUNCE_SIZE, |m| m.min(Z::BOUNCE_SIZE)) as u32;
 
     let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
     for q in io {
@@ -625,7 +650,9 @@ pub(crate) fn create<Z: Speedups>(
         GFP_KERNEL,
     )?;
 
-    write_through(pdev, ctrl.admin());
+    if !disk.speedups.write_cache() {
+        write_through(pdev, ctrl.admin());
+    }
     let number = DiskId::claim()?;
     let tagset = Arc::pin_init(
         TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),

@@ -58,11 +58,40 @@ pub(crate) fn sector<T: Operations>(rq: &Request<T>) -> u64 {
     unsafe { (*raw(rq)).__sector }
 }
 
-/// The number of bytes to transfer (0 for a flush).
+/// The number of bytes of data to transfer: 0 for a flush, and for a
+/// discard, whose size is that of the blocks it deallocates, with no data
+/// (its ranges: [`for_each_discard_range`]).
 pub(crate) fn bytes<T: Operations>(rq: &Request<T>) -> u32 {
+    if op(rq) == bindings::req_op_REQ_OP_DISCARD {
+        return 0;
+    }
     // SAFETY: As in `op`.
     unsafe { (*raw(rq)).__data_len }
 }
+
+// ANCHOR: discard_ranges
+/// Calls `f` with each range of a discard request in turn: its first
+/// 512-byte sector and its length in bytes, one per bio (the block layer
+/// merges discards of different places into one request, up to the disk's
+/// `max_discard_segments`). C: `__rq_for_each_bio`. For other requests the
+/// ranges are those of their bios' data.
+pub(crate) fn for_each_discard_range<T: Operations>(
+    rq: &Request<T>,
+    mut f: impl FnMut(u64, u32) -> Result,
+) -> Result {
+    // SAFETY: As in `op`; the bios are the request's until it ends.
+    let mut bio = unsafe { (*raw(rq)).bio };
+    while !bio.is_null() {
+        // SAFETY: `bio` is one of the request's bios (above); its iterator
+        // says where it starts and how long it is.
+        let iter = unsafe { (*bio).bi_iter };
+        f(iter.bi_sector, iter.bi_size)?;
+        // SAFETY: As above, for the link to the next bio (or null).
+        bio = unsafe { (*bio).bi_next };
+    }
+    Ok(())
+}
+// ANCHOR_END: discard_ranges
 
 /// The request's tag: unique among the requests in flight on its hardware
 /// queue, below the tag set's depth.

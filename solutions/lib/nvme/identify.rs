@@ -30,6 +30,10 @@ pub(crate) struct IdCtrl {
     pub(crate) cntlid: u16,
     /// Number of namespaces (519:516).
     pub(crate) nn: u32,
+    /// Optional NVM Command Support (521:520): bit 2, Dataset Management.
+    pub(crate) oncs: u16,
+    /// Volatile Write Cache (525): bit 0, present.
+    pub(crate) vwc: u8,
     /// SGL Support (539:536): bits 1:0 not 00 if NVM commands take SGLs.
     pub(crate) sgls: u32,
 }
@@ -45,6 +49,8 @@ impl IdCtrl {
             mdts: *page.get(77)?,
             cntlid: le16(page, 78)?,
             nn: le32(page, 516)?,
+            oncs: le16(page, 520)?,
+            vwc: *page.get(525)?,
             sgls: le32(page, 536)?,
         })
     }
@@ -67,6 +73,18 @@ impl IdCtrl {
     pub(crate) const fn supports_sgl(&self) -> bool {
         self.sgls & 0b11 != 0
     }
+
+    /// Whether the controller has a volatile write cache (VWC bit 0): then
+    /// a completed Write may still be in it, until a Flush.
+    pub(crate) const fn has_write_cache(&self) -> bool {
+        self.vwc & 1 != 0
+    }
+
+    /// Whether the controller takes Dataset Management (ONCS bit 2), the
+    /// command that deallocates blocks (a discard).
+    pub(crate) const fn supports_dsm(&self) -> bool {
+        self.oncs & (1 << 2) != 0
+    }
 }
 // ANCHOR_END: idctrl
 
@@ -82,6 +100,9 @@ pub(crate) struct IdNs {
     pub(crate) lbads: u8,
     /// Bytes of metadata with each block in that format (MS).
     pub(crate) ms: u16,
+    /// Deallocate Logical Block Features (byte 33): bits 2:0 say what a
+    /// deallocated block reads as (001b: zeroes, 010b: ones, 000b: not said).
+    pub(crate) dlfeat: u8,
 }
 
 impl IdNs {
@@ -97,6 +118,7 @@ impl IdNs {
             format,
             lbads,
             ms: le16(page, lbaf)?,
+            dlfeat: *page.get(33)?,
         })
     }
 

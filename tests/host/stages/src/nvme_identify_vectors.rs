@@ -14,7 +14,10 @@
 //!  77       MDTS   max transfer                  15:0 MS, 23:16 LBADS,
 //!  79:78    CNTLID                               25:24 RP
 //!  ...
-//!  519:516  NN     namespaces
+//!  519:516  NN     namespaces       33           DLFEAT what a deallocated
+//!  521:520  ONCS   2: DSM                        block reads as
+//!  525      VWC    0: write cache
+//!  539:536  SGLS
 //! ```
 //!
 //! Every byte the parser must not read is filled with `FILL`, so a field
@@ -39,6 +42,8 @@ fn ctrl_page() -> Vec<u8> {
     p[77] = 7; // MDTS: 4 KiB << 7 = 512 KiB
     put(&mut p, 78, &[0x34, 0x12]); // CNTLID 0x1234
     put(&mut p, 516, &[0x01, 0x02, 0x03, 0x04]); // NN 0x04030201
+    put(&mut p, 520, &[0x5d, 0x01]); // ONCS 0x015d: Dataset Management (bit 2), ...
+    p[525] = 0x07; // VWC: present (bit 0), flush of all namespaces
     put(&mut p, 536, &[0x01, 0x00, 0x10, 0x80]); // SGLS 0x80100001
     p
 }
@@ -60,6 +65,8 @@ fn nvme_id_ctrl_fields_at_the_spec_offsets() {
     assert_eq!(id.nn, 0x0403_0201);
     assert_eq!(id.sgls, 0x8010_0001);
     assert!(id.supports_sgl());
+    assert_eq!((id.oncs, id.vwc), (0x015d, 0x07));
+    assert!(id.supports_dsm() && id.has_write_cache());
     assert_eq!(ascii(&id.sn), "rkw0001");
     assert_eq!(ascii(&id.mn), "QEMU NVMe Ctrl");
     assert_eq!(ascii(&id.fr), "7.2.0");
@@ -80,9 +87,9 @@ fn nvme_id_ctrl_field_edges() {
     assert_eq!((id.mn[0], id.mn[39]), (b'[', b']'));
     assert_eq!((id.fr[0], id.fr[7]), (b'(', b')'));
     // The bytes between the fields are not read: 2..4 (SSVID), 72..77,
-    // 80..516, 520.. stay FILL and change nothing.
+    // 80..516, 522..525, 526..536, 540.. stay FILL and change nothing.
     let mut q = ctrl_page();
-    for b in [2, 3, 72, 76, 80, 515, 520, 4095] {
+    for b in [2, 3, 72, 76, 80, 515, 522, 524, 526, 535, 540, 4095] {
         q[b] = 0x00;
     }
     assert_eq!(IdCtrl::parse(&q), IdCtrl::parse(&ctrl_page()));
@@ -129,9 +136,10 @@ fn ns_page(nsze: u64, flbas: u8, lbaf: &[(u16, u8, u8)]) -> Vec<u8> {
 fn nvme_id_ns_qemu_default() {
     // QEMU's default namespace: format 0, 512-byte blocks (LBADS 9), no
     // metadata. 0x20000 blocks = 64 MiB.
-    let p = ns_page(0x2_0000, 0, &[(0, 9, 0)]);
+    let mut p = ns_page(0x2_0000, 0, &[(0, 9, 0)]);
+    p[33] = 0x09; // DLFEAT: deallocated blocks read as zeroes
     let ns = IdNs::parse(&p).expect("parses");
-    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9, ms: 0 });
+    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9, ms: 0, dlfeat: 0x09 });
     assert_eq!(ns.block_size(), Some(512));
 }
 
@@ -227,7 +235,7 @@ fn nvme_id_ns_short_pages() {
 
 #[test]
 fn nvme_id_ns_block_size_bounds() {
-    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads, ms: 0 };
+    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads, ms: 0, dlfeat: 0 };
     // Below 512 bytes the specification does not allow a block size.
     for lbads in [0, 1, 8] {
         assert_eq!(ns(lbads).block_size(), None, "LBADS {lbads}");

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! The disk a user sees: as large requests as the controller takes, its
+//! volatile write cache kept on (and `fsync` reaching it as a Flush),
+//! discards as Dataset Management, and the disk under its controller in
+//! sysfs.
+//!
+//! Stage 19's disk had the block layer's default limits (255 sectors a
+//! request), the controller's write cache turned off, no discard, and sat
+//! in `/sys/devices/virtual/block`. The limits come from Identify
+//! Controller here ([`limits`], set by the kernel shim's `queue_limits`),
+//! and the disk's `Speedups` ([`FullDisk`]: stage 19's zero copy, and what
+//! this stage adds) keeps the cache and turns discards into commands
+//! ([`dsm`]).
+
+use kernel::{
+    block::mq::{
+        Operations,
+        Request, //
+    },
+    device::Core,
+    pci,
+    prelude::*,
+    sync::atomic::{
+        Atomic,
+        Relaxed, //
+    }, //
+};
+
+use crate::{
+    disk::{
+        NvmeDisk,
+        Speedups,
+        Transfer,
+        NSID, //
+    },
+    dma_map::{
+        ZeroCopy,
+        MAX_PIECES, //
+    },
+    kshim::{
+        queue_limits::Limits,
+        request, //
+    },
+    nvme::{
+        cmd_buffer::View,
+        command::{
+            nvm_opc,
+            Command, //
+        },
+        identify::{
+            IdCtrl,
+            IdNs, //
+        },
+        prp::Prps, //
+    },
+};
+
+/// The memory page size the driver uses (CC.MPS): one PRP entry per page.
+const PAGE: usize = 4096;
+/// The largest request: QEMU's MDTS (7: 4 KiB << 7), and the size of each
+/// tag's bounce buffer, which must hold any request when zero copy cannot
+/// map it (or `zero_copy=0`).
+pub(crate) const MAX_REQUEST: usize = 512 * 1024;
+// Stage 19's zero copy maps a request in page pieces: a request of
+// MAX_REQUEST starting mid-page has one piece more than its pages.
+const _: () = assert!(MAX_REQUEST / PAGE < MAX_PIECES);
+
+// ANCHOR: dsm_consts
+/// Ranges in one Dataset Management: what a 4 KiB page holds (16 bytes
+/// each; C: `NVME_DSM_MAX_RANGES`).
+pub(crate) const DSM_MAX_RANGES: usize = 256;
+/// Bytes of a range (NVMe 1.4, figure 364): Context Attributes (bytes
+/// 3:0), Length in logical blocks (7:4), Starting LBA (15:8).
+const DSM_RANGE_SIZE: usize = 16;
+/// Dataset Management's Attribute - Deallocate (CDW11 bit 2): the ranges'
+/// blocks are deallocated (not just described).
+const DSM_AD: u32 = 1 << 2;
+// ANCHOR_END: dsm_consts
+
+// ANCHOR: limits
+/// The limits of the disk of a controller with Identify Controller `id`,
+/// whose minimum memory page size (CAP.MPSMIN, MDTS's unit) is
+/// `min_page_size`, and whose blocks are `block` bytes.
+pub(crate) fn limits(id: &IdCtrl, min_page_size: usize, block: u32) -> Limits {
+    // MDTS is a power of two of minimum pages, 0 for no limit; the bounce
+    // buffers hold MAX_REQUEST (as `disk::create` computes `max_piece`).
+    let max = id
+        .max_transfer(min_page_size)
+        .map_or(MAX_REQUEST, |m| m.min(MAX_REQUEST));
+    let discard = id.supports_dsm();
+    Limits {
+        max_hw_sectors: (max >> 9) as u32,
+        // One PRP entry per page, and a first piece that may start mid-page
+        // (C: `nvme_max_drv_segments`).
+        max_segments: (max / PAGE + 1) as u16,
+        // PRPs: every piece but the first starts at a page, every piece
+        // but the last ends at one; the block layer splits requests so.
+        virt_boundary_mask: (PAGE - 1) as u64,
+        // PRP offsets are dword aligned.
+        dma_alignment: 3,
+        write_cache: id.has_write_cache(),
+        // A discard is one Dataset Management of up to a page of ranges,
+        // each up to 2^32 blocks (C: `UINT_MAX` sectors).
+        max_discard_sectors: if discard { u32::MAX } else { 0 },
+        max_discard_segments: if discard { DSM_MAX_RANGES as u16 } else { 1 },
+        discard_granularity: block,
+    }
+}
+// ANCHOR_END: limits
+
+// ANCHOR: dsm
+/// Dataset Management for the discard `rq`, on a namespace with blocks of
+/// `1 << lba_shift` bytes: one range per bio of the request, written into
+/// the tag's buffer (`view`'s data, a page), and the command that points
+/// there; and how many ranges it holds.
+pub(crate) fn dsm<T: Operations>(
+    rq: &Request<T>,
+    lba_shift: u32,
+    view: &mut View<'_>,
+) -> Result<(Command, usize)> {
+    let to_blocks = lba_shift.checked_sub(9).ok_or(EINVAL)?;
+    let mut n = 0usize;
+    request::for_each_discard_range(rq, |sector, bytes| {
+        if n == DSM_MAX_RANGES {
+            return Err(EIO);
+        }
+        let mut range = [0u8; DSM_RANGE_SIZE];
+        // Context Attributes: none (bytes 3:0 stay 0). Length: blocks, not
+        // 0's based.
+        range[4..8].copy_from_slice(&(bytes >> lba_shift).to_le_bytes());
+        range[8..16].copy_from_slice(&(sector >> to_blocks).to_le_bytes());
+        view.write(n * DSM_RANGE_SIZE, &range)?;
+        n += 1;
+        Ok(())
+    })?;
+    // Number of Ranges, 0's based (CDW10 bits 7:0).
+    let nr = u32::try_from(n)
+        .ok()
+        .and_then(|n| n.checked_sub(1))
+        .ok_or(EIO)?;
+    let cmd = Command {
+        opcode: nvm_opc::DATASET_MANAGEMENT,
+        nsid: NSID,
+        // The ranges fit the buffer's first page: PRP1 alone.
+        prp1: view.data_address(),
+        prp2: 0,
+        cdw: [nr, DSM_AD, 0, 0, 0, 0],
+        sgl: false,
+    };
+    Ok((cmd, n))
+}
+// ANCHOR_END: dsm
+
+// ANCHOR: full_disk
+/// Stage 19's zero copy, and what this stage adds: the write cache kept,
+/// discards, and what they did.
+pub(crate) struct FullDisk {
+    zero_copy: ZeroCopy,
+    /// Whether the controller has a volatile write cache (kept on).
+    write_cache: bool,
+    /// Flushes and FUA writes sent, Dataset Managements and their ranges.
+    flushes: Atomic<u64>,
+    fua_writes: Atomic<u64>,
+    discards: Atomic<u64>,
+    ranges: Atomic<u64>,
+}
+
+impl FullDisk {
+    /// `zero_copy`, and what Identify Controller and Namespace say of the
+    /// write cache and discards (said in the log for the test).
+    pub(crate) fn new(
+        pdev: &pci::Device<Core<'_>>,
+        zero_copy: ZeroCopy,
+        id: &IdCtrl,
+        ns: &IdNs,
+    ) -> Self {
+        let cache = if id.has_write_cache() {
+            "a volatile write cache (kept on: fsync flushes it)"
+        } else {
+            "no volatile write cache"
+        };
+        // DLFEAT bits 2:0: what a deallocated block reads as.
+        let reads = match ns.dlfeat & 0b111 {
+            0b001 => "zeroes",
+            0b010 => "ones",
+            _ => "anything",
+        };
+        if id.supports_dsm() {
+            dev_info!(
+                pdev,
+                "the controller has {}, and deallocates (a discarded block reads as {})\n",
+                cache,
+                reads
+            );
+        } else {
+            dev_info!(pdev, "the controller has {}, and no discard\n", cache);
+        }
+        FullDisk {
+            zero_copy,
+            write_cache: id.has_write_cache(),
+            flushes: Atomic::new(0),
+            fua_writes: Atomic::new(0),
+            discards: Atomic::new(0),
+            ranges: Atomic::new(0),
+        }
+    }
+}
+
+impl Speedups for FullDisk {
+    type Mapping = <ZeroCopy as Speedups>::Mapping;
+    const SGL_ENTRIES: usize = ZeroCopy::SGL_ENTRIES;
+    const BATCH: bool = ZeroCopy::BATCH;
+    const BOUNCE_SIZE: usize = MAX_REQUEST;
+
+    fn map<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        t: Transfer,
+        view: &mut View<'_>,
+    ) -> Option<(Self::Mapping, Prps, bool)> {
+        if t.opcode == nvm_opc::FLUSH {
+            self.flushes.fetch_add(1, Relaxed);
+        } else if t.opcode == nvm_opc::WRITE && request::is_fua(rq) {
+            self.fua_writes.fetch_add(1, Relaxed);
+        }
+        self.zero_copy.map(rq, t, view)
+    }
+
+    fn write_cache(&self) -> bool {
+        self.write_cache
+    }
+
+    fn discard(
+        &self,
+        rq: &Request<NvmeDisk<Self>>,
+        lba_shift: u32,
+        view: &mut View<'_>,
+    ) -> Result<Command> {
+        let (cmd, ranges) = dsm(rq, lba_shift, view)?;
+        self.discards.fetch_add(1, Relaxed);
+        self.ranges.fetch_add(ranges as u64, Relaxed);
+        Ok(cmd)
+    }
+}
+// ANCHOR_END: full_disk
+
+impl Drop for FullDisk {
+    fn drop(&mut self) {
+        pr_info!(
+            "{} flushes, {} FUA writes, {} discards ({} ranges) sent\n",
+            self.flushes.load(Relaxed),
+            self.fua_writes.load(Relaxed),
+            self.discards.load(Relaxed),
+            self.ranges.load(Relaxed)
+        );
+    }
+}
