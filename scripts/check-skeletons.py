@@ -345,7 +345,7 @@ def tree_root_of_its_stage(text, path, original):
 # 12 and 13 end alike (the driver data's last initialisers, the call to
 # `removal::unbind`, the lingering module's field), 13 being 12 plus zero
 # copy; what they share otherwise is in stage files or the driver's shape.
-# Still 5 with stage 90 (the disk a user sees, stage 19 plus limits): the
+# Still 5 with stage 20 (the disk a user sees, stage 19 plus limits): the
 # production roots' common tail became driver shape (18 vs 19 gone), and
 # 19 vs 90 share the probe that makes the disk and spreads the interrupts.
 SHARED_RUNS_ALLOWED = 5

@@ -169,7 +169,7 @@ with open(sys.argv[1], "r+b") as f:
 			# discard=unmap: a Dataset Management that deallocates punches
 			# a hole in the image, so the blocks read as zeroes, as QEMU's
 			# Identify Namespace says (DLFEAT); by default QEMU ignores it
-			# and the old data stays (stage 90 checks it).
+			# and the old data stays (stage 20 checks it).
 			backend="-blockdev driver=raw,node-name=$node,discard=unmap,file.driver=file,file.filename=$img"
 		fi
 		trace="${RKW_VM_LOG:-$REPO/build/vm}.nvme-trace"

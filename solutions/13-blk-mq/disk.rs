@@ -16,7 +16,7 @@
 //! Stage 19 includes this file unchanged: what it changes (the request's
 //! own pages mapped for the controller instead of the bounce buffer, one
 //! doorbell per batch) it plugs in as a [`Speedups`]. Stage 13's is
-//! [`Bounced`]: neither. Stage 90 plugs in the rest of the disk a user
+//! [`Bounced`]: neither. Stage 20 plugs in the rest of the disk a user
 //! sees the same way: larger requests, the write cache kept on, discards.
 
 use core::{
@@ -105,9 +105,9 @@ const TAGS: u16 = IO_DEPTH - 1;
 // ANCHOR: bounce
 /// Bytes per bounce buffer: the largest request blk-mq sends with its
 /// default limits (255 sectors; the 7.3 `GenDiskBuilder` cannot raise
-/// them), rounded up to whole pages. (Stage 90's `Speedups::BOUNCE_SIZE`.)
+/// them), rounded up to whole pages. (Stage 20's `Speedups::BOUNCE_SIZE`.)
 const BOUNCE_SIZE: usize = 128 * 1024;
-/// Entries of a bounce buffer's PRP list: for up to 512 KiB (stage 90's).
+/// Entries of a bounce buffer's PRP list: for up to 512 KiB (stage 20's).
 const LIST_ENTRIES: usize = prp::list_entries_for(512 * 1024, PAGE);
 
 /// What each tag owns for the life of the disk: its bounce buffer, with a
@@ -120,7 +120,7 @@ fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
 // ANCHOR: speedups
 /// What stage 19 changes in this disk without copying it: the request's
 /// own pages for the controller instead of the bounce buffer, and one
-/// doorbell per batch of requests. (And stage 90: the items with a
+/// doorbell per batch of requests. (And stage 20: the items with a
 /// default.)
 pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// A request's pages, mapped for the controller; unmapped when dropped.
@@ -144,12 +144,12 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
     /// Whether the disk keeps the controller's volatile write cache on
-    /// (stage 90, which tells the block layer); else `create` turns it off.
+    /// (stage 20, which tells the block layer); else `create` turns it off.
     fn write_cache(&self) -> bool {
         false
     }
-    /// The command for a Discard (stage 90): Dataset Management, with the
-    /// request's ranges written into `view`'s data. Before stage 90 the
+    /// The command for a Discard (stage 20): Dataset Management, with the
+    /// request's ranges written into `view`'s data. Before stage 20 the
     /// block layer sends none.
     fn discard(
         &self,
@@ -427,7 +427,7 @@ pub(crate) struct Disk<Z: Speedups> {
 
 // ANCHOR: opcode_of
 /// NVMe's opcode for a block request's operation (`request::op`): Read,
-/// Write, Flush or (stage 90) Discard; anything else is not supported.
+/// Write, Flush or (stage 20) Discard; anything else is not supported.
 fn opcode_of(op: u32) -> Result<u8> {
     match op {
         bindings::req_op_REQ_OP_READ => Ok(nvm_opc::READ),

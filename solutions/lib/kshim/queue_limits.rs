@@ -13,7 +13,7 @@
 //! flight meanwhile), the parent with `device_move`, as a disk whose
 //! controller moves would be.
 //!
-//! Part of the kernel shim (`kshim::queue_limits`), from stage 90 on. TODO:
+//! Part of the kernel shim (`kshim::queue_limits`), from stage 20 on. TODO:
 //! goes once `GenDiskBuilder` takes the limits (C: the `queue_limits`
 //! argument of `blk_mq_alloc_disk`) and a parent (C: `device_add_disk`'s
 //! first argument); upstream's 7.3 builder has neither.
