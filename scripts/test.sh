@@ -197,7 +197,7 @@ build_stage() {
 # JOB_SECONDS long by the estimates, so that the lanes can share the work.
 JOB_SECONDS=${RKW_JOB_SECONDS:-480}
 plan_jobs() {
-	local flavour=$1 r g kind key
+	local flavour=$1 r g kind
 	shift
 	local -A group_of=() group_secs=()
 	local groups=() plain=() leak=()
@@ -275,7 +275,7 @@ record_seconds() {
 	done >"$new"
 	# Keep the lines of stage trees this run did not boot.
 	[ ! -f "$out" ] || awk 'NR == FNR { seen[$1 " " $2 " " $3] = 1; next } !(($1 " " $2 " " $3) in seen)' "$new" "$out" >>"$new"
-	sort -u "$new" | sort -k1,1 -k2,2 -k3,3 -u >"$out"
+	sort -k1,1 -k2,2 -k3,3 -u "$new" >"$out"
 	rm -f "$new"
 }
 
@@ -325,6 +325,18 @@ run_job() {
 	[ -n "$LEARNER" ] || [ "$flavour" = "$FLAVOUR" ] || guest_env="RKW_FIRST_FAIL=1"
 	GUEST_ENV=$guest_env FLAVOUR=$flavour RKW_FLAVOUR=$flavour VMLOG="$LOGS/jobs/$k.log" BOOT_ID="${BOOT_ID:+job$k}" \
 		RKW_VM_CPUS=$cpus RKW_VM_QMP=$qmp run_boots "$append" "${members[@]}"
+}
+
+# job_log FLAVOUR: every job's log of that flavour in one file, to judge
+# (vm.log for the flavour of this run, vm-FLAVOUR.log for the skeletons').
+job_log() {
+	local f out="$LOGS/vm.log"
+	[ "$1" = "$FLAVOUR" ] || out="$LOGS/vm-$1.log"
+	: >"$out"
+	for f in "$LOGS"/jobs/*.job; do
+		[ -f "$f" ] && grep -qx "flavour $1" "$f" && cat "${f%.job}.log" >>"$out"
+	done
+	echo "$out"
 }
 
 # wants_kmemleak FLAVOUR NN-name:trees: the stage checks for leaks
@@ -510,17 +522,6 @@ if [ ${#JOBS[@]} -gt 0 ]; then
 		record_seconds
 	fi
 fi
-# job_log FLAVOUR: every job's log of that flavour in one file, to judge
-# (vm.log for the flavour of this run, vm-FLAVOUR.log for the skeletons').
-job_log() {
-	local f out="$LOGS/vm.log"
-	[ "$1" = "$FLAVOUR" ] || out="$LOGS/vm-$1.log"
-	: >"$out"
-	for f in "$LOGS"/jobs/*.job; do
-		[ -f "$f" ] && grep -qx "flavour $1" "$f" && cat "${f%.job}.log" >>"$out"
-	done
-	echo "$out"
-}
 [ ${#VM_RUNS[@]} -eq 0 ] || judge_vms "$(job_log "$FLAVOUR")" "${VM_RUNS[@]}"
 [ ${#VM_RUNS_FAST[@]} -eq 0 ] || judge_vms "$(job_log "$SKELETON_FLAVOUR")" "${VM_RUNS_FAST[@]}"
 

@@ -38,8 +38,7 @@ stamp() {
 # (RKW_KMEMLEAK_LATER), and leaks_report below gives each tree the
 # unreferenced objects allocated while it ran, by its module.
 export RKW_KMEMLEAK_LATER=""
-KMEMLEAK_FILE=/sys/kernel/debug/kmemleak
-if grep -qw kmemleak=on /proc/cmdline && [ -w "$KMEMLEAK_FILE" ]; then
+if kmemleak_on; then
 	RKW_KMEMLEAK_LATER=1
 	echo clear >"$KMEMLEAK_FILE"
 fi
@@ -55,40 +54,27 @@ jiffies_now() { awk '$1 == "jiffies" { print $3; exit }' /sys/kernel/debug/sched
 # merges the blocks of one name).
 leaks_report() {
 	[ ${#LEAK_TREES[@]} -gt 0 ] || return 0
-	# kmemleak reports no object younger than 5 s (MSECS_MIN_AGE in
-	# mm/kmemleak.c), and in 7.3 one scan reports an unreferenced object.
-	sleep 6
-	echo scan >"$KMEMLEAK_FILE"
 	local report i=0 entry stage tree module begin end ours
-	report=$(cat "$KMEMLEAK_FILE")
+	report=$(kmemleak_scan)
 	echo "KTAP version 1"
 	echo "# kmemleak, one scan for the boot"
 	echo "1..${#LEAK_TREES[@]}"
 	for entry in "${LEAK_TREES[@]}"; do
 		i=$((i + 1))
 		read -r stage tree module begin end <<<"$entry"
-		# Objects allocated while the tree ran ("jiffies N" in the report),
-		# whose backtrace goes through module memory (the module is gone:
-		# bare addresses in the modules area) or names the module.
-		ours=$(awk -v mod="$module" -v b="$begin" -v e="$end" '
-			function flush() { if (keep && (b == "" || (at >= b + 0 && at <= e + 0))) print block }
-			/^unreferenced object/ { flush(); block = $0; keep = 0; at = -1; next }
-			{ block = block "\n" $0 }
-			/^  comm .*, jiffies [0-9]+/ { at = $NF + 0 }
-			/^ +0xffffffff[a-f][0-9a-f]+$/ || index($0, mod) { keep = 1 }
-			END { flush() }' <<<"$report")
+		# What the tree's module allocated while the tree ran.
+		ours=$(leaks_of "$module" "$begin" "$end" <<<"$report")
 		echo "    KTAP version 1"
 		echo "    # Subtest: $stage $tree"
 		echo "    1..1"
 		if [ -z "$ours" ]; then
-			echo "    ok 1 kmemleak: nothing the module allocated is left after rmmod"
+			echo "    ok 1 $LEAK_CHECK"
 			echo "ok $i $stage $tree"
 		else
-			echo "    not ok 1 kmemleak: nothing the module allocated is left after rmmod"
+			echo "    not ok 1 $LEAK_CHECK"
 			{
-				echo "$(grep -c '^unreferenced object' <<<"$ours") leaked objects; the first:"
-				head -25 <<<"$ours"
-				echo "hint: something the module allocated was never freed: an Arc reference never dropped (a waker's?), a forgotten KBox"
+				leaks_details "$ours"
+				echo "hint: $LEAK_HINT"
 			} | sed 's/^/    # /'
 			echo "not ok $i $stage $tree"
 		fi

@@ -385,41 +385,25 @@ traced_admin_cmds() {
 
 # ---- leaks ---------------------------------------------------------------------
 # Stages with KMEMLEAK=yes in stage.env run in a boot with kmemleak=on
-# (scripts/test.sh). At the start the test forgets older reports (clear); at
-# the end no_leaks has kmemleak scan for objects nothing points at any more,
-# and fails on those the module allocated: their backtraces go through
-# module memory (the module is gone, so its frames show as bare addresses in
-# the modules area, "    0xffffffffa0003e80") or name the module.
-KMEMLEAK_FILE=/sys/kernel/debug/kmemleak
-kmemleak_on() { grep -qw kmemleak=on /proc/cmdline && [ -w "$KMEMLEAK_FILE" ]; }
-
+# (scripts/test.sh). Under guest-run.sh one scan at the end of the boot
+# checks every tree; a test run on its own forgets older reports at its
+# start (clear), and at its end no_leaks has kmemleak scan for objects
+# nothing points at any more and fails on those the module allocated
+# (kmemleak_scan and leaks_of in health.sh).
 no_leaks() {
 	if ! kmemleak_on; then
-		skip "kmemleak: nothing the module allocated is left after rmmod" \
+		skip "$LEAK_CHECK" \
 			"kmemleak is not on in this boot (the fast kernel has none; make check without FAST=1 checks for leaks)"
 		return 0
 	fi
-	# kmemleak reports no object younger than 5 s (MSECS_MIN_AGE in
-	# mm/kmemleak.c: the documentation's 1000 is out of date), and in 7.3
-	# one scan reports an unreferenced object (min_unref_scans is 1
-	# without CONFIG_DEBUG_KMEMLEAK_VERBOSE, as here). The module is gone:
-	# nothing of it is in flight. A scan takes about 6 s on the debug
-	# kernel under TCG.
-	sleep 6
-	echo scan >"$KMEMLEAK_FILE"
+	# The module is gone: nothing of it is in flight.
 	local ours
-	ours=$(awk -v mod="$MODULE" '
-		/^unreferenced object/ { if (keep) print block; block = $0; keep = 0; next }
-		{ block = block "\n" $0 }
-		/^ +0xffffffff[a-f][0-9a-f]+$/ || index($0, mod) { keep = 1 }
-		END { if (keep) print block }' "$KMEMLEAK_FILE")
-	hint "something the module allocated was never freed: an Arc reference never dropped (a waker's?), a forgotten KBox"
+	ours=$(kmemleak_scan | leaks_of "$MODULE")
+	hint "$LEAK_HINT"
 	if [ -z "$ours" ]; then
-		pass "kmemleak: nothing the module allocated is left after rmmod"
+		pass "$LEAK_CHECK"
 	else
-		fail "kmemleak: nothing the module allocated is left after rmmod" \
-			"$(grep -c '^unreferenced object' <<<"$ours") leaked objects; the first:" \
-			"$(head -25 <<<"$ours")"
+		fail "$LEAK_CHECK" "$(leaks_details "$ours")"
 	fi
 }
 
