@@ -74,6 +74,13 @@ fn main() {
     let r9p_root = stage_file("32-9p-users/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
     let r9p_group = included(&r9p_root, "group");
+    // The session logic is shared (`solutions/lib/`): the same in both trees.
+    let r9p_session = repo
+        .join("solutions/lib/r9p/session.rs")
+        .display()
+        .to_string();
+    println!("cargo:rerun-if-changed={r9p_session}");
+    println!("cargo:rerun-if-changed={}/solutions/lib/r9p/session", repo.display());
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
     let passthru_rel = rel(&nvme_passthru);
@@ -140,6 +147,13 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\
+         /// r9p's session logic, `core` only, over a VFS trait:\n\
+         /// `solutions/lib/r9p/session.rs` (the host fake is `r9p_fake`).\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_session:?}]\n\
+         pub mod r9p_session;\n\
+         /// The file `r9p_session` is (for the lints on it).\n\
+         pub const R9P_SESSION_FILE: &str = {r9p_session:?};\n\
          /// Stage 26: the 9P2000.L codec, `{tree}/26-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\

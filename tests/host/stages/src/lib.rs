@@ -26,6 +26,8 @@
 include!(concat!(env!("OUT_DIR"), "/stages.rs"));
 
 pub mod p9_harness;
+pub mod r9p_fake;
+pub mod r9p_session_harness;
 
 #[cfg(test)]
 mod exec_spawn_bounds;
@@ -61,5 +63,7 @@ mod p9_vectors;
 mod params_proptest;
 #[cfg(test)]
 mod params_vectors;
+#[cfg(test)]
+mod r9p_session_tests;
 #[cfg(test)]
 mod r9p_users_tests;

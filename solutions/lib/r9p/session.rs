@@ -1,0 +1,739 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One 9P2000.L session: the requests of one connection, answered from a
+//! [`Vfs`], with every rule of what a client may reach, as whom, and at
+//! what cost.
+//!
+//! This module tree uses `core` only, and names only itself and the codec
+//! (`crate::p9`): what touches files, users or memory is behind the traits
+//! of `session/vfs.rs`. The kernel's server (`server.rs`) frames the bytes
+//! of a socket and hands each whole frame to [`Session::handle`]; the host
+//! tests and the fuzzer (`tests/host`) hand it frames too, with a fake file
+//! system that misbehaves on purpose, and check after every request that
+//! the session never left the export, never acted with another user's
+//! rights, and never held more than its limits.
+//!
+//! It owns:
+//! - `Tversion` first: every other request before one is `EPROTO`;
+//! - the dispatch of each message, and `Rlerror` for all that fails;
+//! - the fid table and its limit, the walked nodes and their budget
+//!   (`session/fids.rs`, `session/nodes.rs`);
+//! - the walk rules: one component at a time, `..` along the chain of
+//!   nodes and clipped at the export root, `EXDEV` at a mount unless
+//!   allowed (`nodes.rs`'s `step`);
+//! - which user acts: the attach rules and root squash ([`Session::attach`]);
+//! - what may be opened, and how ([`Session::lopen`]); which links may be
+//!   read ([`Session::readlink`]); the qids ([`nodes::qid_of`]).
+#![forbid(unsafe_code)]
+
+#[path = "session/fids.rs"]
+pub(crate) mod fids;
+#[path = "session/nodes.rs"]
+pub(crate) mod nodes;
+#[path = "session/vfs.rs"]
+pub(crate) mod vfs;
+
+use crate::p9::{
+    self,
+    dirent::{
+        encode_rreaddir,
+        Dirent, //
+    },
+    frame::{
+        self,
+        HEADER_SIZE,
+        MAX_WALK_ELEMENTS,
+        NOFID,
+        RREAD_HEADER_SIZE, //
+    },
+    qid::{
+        Qid,
+        QTDIR,
+        QTFILE,
+        QTSYMLINK, //
+    },
+    reply::{
+        Rattach,
+        Rgetattr,
+        Rlerror,
+        Rlopen,
+        Rread,
+        Rreadlink,
+        Rstatfs,
+        Rversion,
+        Rwalk,
+        WalkQids,
+        GETATTR_BASIC, //
+    },
+    request::{
+        Tattach,
+        Tgetattr,
+        Tlopen,
+        Tread,
+        Treaddir,
+        Tversion,
+        Twalk, //
+    },
+    Reply,
+    Request, //
+};
+use fids::{
+    Fid,
+    Fids, //
+};
+use nodes::{
+    NodeId,
+    Nodes, //
+};
+use vfs::{
+    errno::*,
+    may::*,
+    mode,
+    open_flags::*,
+    Attr,
+    Buffer,
+    Errno,
+    VResult,
+    Vfs,
+    Who, //
+};
+
+/// The smallest `msize` the server agrees to (v9fs itself needs 4 KiB).
+pub(crate) const MIN_MSIZE: u32 = 4096;
+/// The buffer size before `Tversion` set the real one.
+pub(crate) const FIRST_MSIZE: u32 = 8192;
+/// `n_uname` when the client names its user by `uname` only.
+pub(crate) const NONUNAME: u32 = !0;
+/// The uid a squashed root acts as (NFS's default `anonuid`).
+pub(crate) const ANONYMOUS_UID: u32 = 65534;
+
+/// 9P2000.L `Tlopen` flags that ask for writing (`P9_DOTL_WRONLY`,
+/// `P9_DOTL_RDWR`, `P9_DOTL_CREATE`, `P9_DOTL_TRUNC`, `P9_DOTL_APPEND`).
+const WRITE_FLAGS: u32 = 0o1 | 0o2 | 0o100 | 0o1000 | 0o2000;
+
+/// Message types that would change the export (`Tlcreate`, `Tsymlink`,
+/// `Tmknod`, `Trename`, `Tsetattr`, `Txattrcreate`, `Tlink`, `Tmkdir`,
+/// `Trenameat`, `Tunlinkat`, `Tcreate`, `Twrite`, `Tremove`): the codec
+/// does not know them, the server answers them with `EROFS`.
+const WRITE_TYPES: [u8; 13] = [14, 16, 18, 20, 26, 32, 70, 72, 74, 76, 114, 118, 122];
+
+// ANCHOR: open_flags
+/// How `Tlopen` opens: read-only, and never waiting. With `O_NONBLOCK`, a
+/// file under a lease (`F_SETLEASE`) gets `EAGAIN` at once, where
+/// `break_lease` would otherwise sleep up to `lease-break-time` (45 s) in
+/// a worker every connection shares (nfsd opens the same way, and QEMU's
+/// 9p server since CVE-2023-2861). No `O_NOATIME`: reads update the access
+/// time, as `read(2)`'s do (`may_open` grants it to the file's owner only).
+pub(crate) const OPEN_FLAGS: u32 = O_LARGEFILE | O_NONBLOCK;
+// ANCHOR_END: open_flags
+
+// ANCHOR: limits
+/// What a session may cost, and what it may reach: the module parameters.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Limits {
+    /// The largest `msize` agreed to in `Tversion`.
+    pub(crate) max_msize: u32,
+    /// The most fids the connection may hold; the next gets `EMFILE`.
+    pub(crate) max_fids: usize,
+    /// The most walked names its fids may hold between them; a walk past
+    /// it gets `EMFILE`.
+    pub(crate) max_names: usize,
+    /// Whether an attach as uid 0 acts as root (`allow_root=1`), or as the
+    /// anonymous user.
+    pub(crate) allow_root: bool,
+    /// Whether walks may cross into file systems mounted in the export.
+    pub(crate) cross_mounts: bool,
+}
+// ANCHOR_END: limits
+
+/// What a handler answers: the length of the reply it encoded in `out`, or
+/// the errno of the `Rlerror` to send instead.
+type Answer = core::result::Result<usize, Errno>;
+
+// ANCHOR: session
+/// The state of one connection.
+pub(crate) struct Session<V: Vfs> {
+    /// The file system, and the users.
+    vfs: V,
+    /// The export root, and its status: where every `Tversion` starts anew.
+    root: V::Handle,
+    root_attr: Attr,
+    limits: Limits,
+    /// The client's fids.
+    fids: Fids<V>,
+    /// The nodes its walks made, and its budget of walked names.
+    nodes: Nodes<V>,
+    /// The negotiated maximum message size.
+    msize: u32,
+    /// Whether a `Tversion` was agreed to: until then, every other request
+    /// gets `EPROTO`.
+    versioned: bool,
+    /// Where replies are encoded (`msize` bytes).
+    out: V::Buf,
+    /// Where `Tread`, `Treadlink` and `Treaddir` put their data before it
+    /// is encoded (`msize` bytes).
+    data: V::Buf,
+}
+// ANCHOR_END: session
+
+impl<V: Vfs> Session<V> {
+    /// A session before `Tversion`, serving `root` from `vfs` within
+    /// `limits`; `out` and `data` become its buffers.
+    pub(crate) fn new(
+        vfs: V,
+        root: V::Handle,
+        root_attr: Attr,
+        limits: Limits,
+        mut out: V::Buf,
+        mut data: V::Buf,
+    ) -> VResult<Self> {
+        out.resize(FIRST_MSIZE as usize)?;
+        data.resize(FIRST_MSIZE as usize)?;
+        Ok(Self {
+            nodes: Nodes::new(root.clone(), &root_attr, limits.max_names)?,
+            fids: Fids::new(limits.max_fids),
+            vfs,
+            root,
+            root_attr,
+            limits,
+            msize: FIRST_MSIZE,
+            versioned: false,
+            out,
+            data,
+        })
+    }
+
+    /// The file system the session serves from.
+    pub(crate) fn vfs(&self) -> &V {
+        &self.vfs
+    }
+
+    /// The negotiated `msize`: no frame may be larger.
+    pub(crate) fn msize(&self) -> u32 {
+        self.msize
+    }
+
+    /// How many fids the client holds (none: not a mount, yet).
+    pub(crate) fn fid_count(&self) -> usize {
+        self.fids.len()
+    }
+
+    /// How many walked names its fids hold.
+    pub(crate) fn names_held(&self) -> usize {
+        self.nodes.live()
+    }
+
+    /// The file `fid` names, its qid and its user's uid (for the checks of
+    /// the host tests).
+    pub(crate) fn fid_info(&self, fid: u32) -> Option<(&V::Handle, Qid, u32)> {
+        let f = self.fids.get(fid).ok()?;
+        let node = self.nodes.get(f.node).ok()?;
+        Some((&node.handle, node.qid, f.uid))
+    }
+
+    /// The first `len` bytes of the reply buffer: what `handle` or
+    /// `refuse` encoded.
+    pub(crate) fn reply(&self, len: usize) -> &[u8] {
+        self.out.as_ref().get(..len).unwrap_or(&[])
+    }
+
+    // ANCHOR: refuse
+    /// Encodes `Rlerror` (`EPROTO`) for the frame at the start of `frame`,
+    /// whose size field is out of bounds: the stream cannot be
+    /// resynchronised, and the caller closes it after sending this.
+    /// Returns the reply's length (0: nothing to send).
+    pub(crate) fn refuse(&mut self, frame: &[u8]) -> usize {
+        let tag = frame
+            .get(5..7)
+            .map_or(frame::NOTAG, |t| u16::from_le_bytes([t[0], t[1]]));
+        self.lerror(tag, EPROTO)
+    }
+    // ANCHOR_END: refuse
+
+    /// Encodes `Rlerror` with `ecode` and `tag`; returns its length.
+    fn lerror(&mut self, tag: u16, ecode: Errno) -> usize {
+        let reply = Reply::Lerror(Rlerror { ecode });
+        p9::encode_reply(tag, &reply, self.out.as_mut()).unwrap_or(0)
+    }
+
+    /// Encodes `reply`; its length.
+    fn encode(&mut self, tag: u16, reply: &Reply<'_>) -> Answer {
+        p9::encode_reply(tag, reply, self.out.as_mut()).map_err(|e| e.errno())
+    }
+
+    // ANCHOR: handle
+    /// Answers the request in `frame` (one whole frame, at most `msize`
+    /// bytes); returns the length of the reply (`reply`). Every request
+    /// gets a reply: an error, a malformed message, an unknown type all get
+    /// `Rlerror`.
+    pub(crate) fn handle(&mut self, frame: &[u8]) -> usize {
+        let (tag, answer) = match p9::decode_request(frame, self.msize) {
+            Ok(request) => (request.tag, self.dispatch(request.tag, request.body)),
+            Err(e) => {
+                // The header was checked before: its tag and type are there.
+                let header = frame::read_header(frame, self.msize).ok();
+                let ecode = match e {
+                    p9::Error::UnknownType(ty) if WRITE_TYPES.contains(&ty) => EROFS,
+                    e => e.errno(),
+                };
+                (header.map_or(frame::NOTAG, |h| h.tag), Err(ecode))
+            }
+        };
+        match answer {
+            Ok(len) => len,
+            Err(ecode) => self.lerror(tag, ecode),
+        }
+    }
+
+    /// Answers one decoded request. Before a `Tversion` was agreed to,
+    /// only `Tversion` is answered: a session starts with one (the
+    /// protocol's rule), and a server that served a `Tattach` first would
+    /// let a client skip the one request that sets what the session may
+    /// cost.
+    fn dispatch(&mut self, tag: u16, request: Request<'_>) -> Answer {
+        if !self.versioned && !matches!(request, Request::Version(_)) {
+            return Err(EPROTO);
+        }
+        let reply = match request {
+            Request::Version(t) => return self.version(tag, t),
+            // No authentication: attach with afid = NOFID.
+            Request::Auth(_) => return Err(EOPNOTSUPP),
+            Request::Attach(t) => self.attach(t)?,
+            // Requests are answered in order: the one to flush is answered.
+            Request::Flush(_) => Reply::Flush,
+            Request::Walk(t) => return self.walk(tag, t),
+            Request::Lopen(t) => self.lopen(t)?,
+            Request::Read(t) => return self.read(tag, t),
+            Request::Readdir(t) => return self.readdir(tag, t),
+            Request::Getattr(t) => self.getattr(t)?,
+            Request::Readlink(t) => return self.readlink(tag, t.fid),
+            Request::Statfs(t) => self.statfs(t.fid)?,
+            // No extended attributes: "no such attribute" for any name.
+            Request::Xattrwalk(t) => {
+                self.fids.get(t.fid)?;
+                return Err(ENODATA);
+            }
+            Request::Clunk(t) => {
+                let fid = self.fids.remove(t.fid)?;
+                self.nodes.release(fid.node);
+                Reply::Clunk
+            }
+        };
+        self.encode(tag, &reply)
+    }
+    // ANCHOR_END: handle
+
+    // ANCHOR: version
+    /// `Tversion`: agree on the protocol and `msize` (at most the limit);
+    /// forget every fid.
+    fn version(&mut self, tag: u16, t: Tversion<'_>) -> Answer {
+        // A new session: every fid and walked name goes.
+        self.fids = Fids::new(self.limits.max_fids);
+        self.nodes = Nodes::new(self.root.clone(), &self.root_attr, self.limits.max_names)?;
+        let msize = t.msize.min(self.limits.max_msize);
+        let version = if t.version == frame::VERSION_9P2000_L && msize >= MIN_MSIZE {
+            // Buffers first: if they cannot grow, the old msize stays.
+            let len = msize as usize;
+            self.out.resize(len)?;
+            self.data.resize(len)?;
+            self.msize = msize;
+            self.versioned = true;
+            frame::VERSION_9P2000_L
+        } else {
+            // No session: the client may try another version.
+            self.versioned = false;
+            b"unknown"
+        };
+        let reply = Reply::Version(Rversion {
+            msize: self.msize,
+            version,
+        });
+        self.encode(tag, &reply)
+    }
+    // ANCHOR_END: version
+
+    // ANCHOR: attach
+    /// `Tattach`: a new fid for the export root, acting for the user
+    /// `n_uname` names, or `uname` if it is `NONUNAME`, looked up anew at
+    /// every attach (the user database may have changed). 9P2000.L has no
+    /// authentication: any client that can connect may *say* it is uid 0,
+    /// so root acts as the anonymous user unless `allow_root`, as NFS's
+    /// `root_squash` maps it.
+    fn attach(&mut self, t: Tattach<'_>) -> VResult<Reply<'static>> {
+        if t.afid != NOFID {
+            return Err(EINVAL);
+        }
+        if self.fids.contains(t.fid) {
+            return Err(EEXIST);
+        }
+        let who = if t.n_uname == NONUNAME {
+            Who::Name(t.uname)
+        } else {
+            Who::Uid(t.n_uname)
+        };
+        let (mut uid, mut user) = self.vfs.user(who)?;
+        if uid == 0 && !self.limits.allow_root {
+            user = self.vfs.anonymous()?;
+            uid = ANONYMOUS_UID;
+        }
+        let qid = self.nodes.get(nodes::ROOT)?.qid;
+        self.add_fid(t.fid, nodes::ROOT, user, uid)?;
+        Ok(Reply::Attach(Rattach { qid }))
+    }
+    // ANCHOR_END: attach
+
+    /// Adds `fid` for `node`, which it holds from now on: the node is held
+    /// once more here, and released again if the fid cannot be added.
+    fn add_fid(&mut self, fid: u32, node: NodeId, user: V::User, uid: u32) -> VResult<()> {
+        self.nodes.hold(node)?;
+        let new = Fid {
+            node,
+            open: None,
+            user,
+            uid,
+        };
+        self.fids
+            .insert(fid, new)
+            .inspect_err(|_| self.nodes.release(node))
+    }
+
+    // ANCHOR: walk
+    /// `Twalk`: from `fid`, walk the names one at a time, as its user; if
+    /// all of them could be walked, `newfid` names the file reached, for the
+    /// same user. Otherwise the reply lists the qids of the names that
+    /// could be (an error if not even the first could), and `newfid` is not
+    /// created.
+    fn walk(&mut self, tag: u16, t: Twalk<'_>) -> Answer {
+        let from = self.fids.get(t.fid)?;
+        let (start, user, uid) = (from.node, from.user.clone(), from.uid);
+        if t.newfid != t.fid && self.fids.contains(t.newfid) {
+            return Err(EEXIST);
+        }
+        let mut qids = [Qid::default(); MAX_WALK_ELEMENTS];
+        let mut walked = 0;
+        // `node` is held by the walk from here on.
+        let mut node = start;
+        self.nodes.hold(node)?;
+        let mut failed = None;
+        for name in t.names.iter() {
+            let cross = self.limits.cross_mounts;
+            match self.nodes.step(&self.vfs, &user, node, name, cross) {
+                Ok(next) => {
+                    self.nodes.release(node);
+                    node = next;
+                    // Decoding checked there are at most 16 names.
+                    if let (Some(slot), Ok(n)) = (qids.get_mut(walked), self.nodes.get(node)) {
+                        *slot = n.qid;
+                    }
+                    walked += 1;
+                }
+                Err(e) => {
+                    failed = Some(e);
+                    break;
+                }
+            }
+        }
+        let result = match failed {
+            Some(e) if walked == 0 => Err(e),
+            Some(_) => Ok(()),
+            None if t.newfid == t.fid => self.move_fid(t.fid, node),
+            None => self.add_fid(t.newfid, node, user, uid),
+        };
+        self.nodes.release(node);
+        result?;
+        let qids = qids.get(..walked).unwrap_or(&[]);
+        let reply = Reply::Walk(Rwalk {
+            qids: WalkQids::from_list(qids).map_err(|e| e.errno())?,
+        });
+        self.encode(tag, &reply)
+    }
+    // ANCHOR_END: walk
+
+    /// Points `fid` at `node` (a walk with `newfid == fid`): closed if it
+    /// was open, and its old node released.
+    fn move_fid(&mut self, fid: u32, node: NodeId) -> VResult<()> {
+        self.nodes.hold(node)?;
+        let f = match self.fids.get_mut(fid) {
+            Ok(f) => f,
+            Err(e) => {
+                self.nodes.release(node);
+                return Err(e);
+            }
+        };
+        let old = core::mem::replace(&mut f.node, node);
+        f.open = None;
+        self.nodes.release(old);
+        Ok(())
+    }
+
+    // ANCHOR: lopen
+    /// `Tlopen`: open a fid for reading, as its user. Write flags get
+    /// `EROFS`; only regular files and directories are opened (a FIFO would
+    /// block the worker until a writer came; a symlink is the client's to
+    /// resolve). The permission check is `open(2)`'s (`MAY_OPEN`): the open
+    /// itself checks nothing.
+    fn lopen(&mut self, t: Tlopen) -> VResult<Reply<'static>> {
+        if t.flags & WRITE_FLAGS != 0 {
+            return Err(EROFS);
+        }
+        let fid = self.fids.get(t.fid)?;
+        if fid.open.is_some() {
+            return Err(EBADF);
+        }
+        let node = self.nodes.get(fid.node)?;
+        match self.vfs.getattr(&fid.user, &node.handle)?.file_type() {
+            mode::S_IFREG | mode::S_IFDIR => {}
+            mode::S_IFLNK => return Err(ELOOP),
+            _ => return Err(EOPNOTSUPP),
+        }
+        self.vfs
+            .permission(&fid.user, &node.handle, MAY_OPEN | MAY_READ)?;
+        let file = self.vfs.open(&fid.user, &node.handle, OPEN_FLAGS)?;
+        let qid = node.qid;
+        self.fids.get_mut(t.fid)?.open = Some(file);
+        Ok(Reply::Lopen(Rlopen { qid, iounit: 0 }))
+    }
+    // ANCHOR_END: lopen
+
+    // ANCHOR: read
+    /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
+    fn read(&mut self, tag: u16, t: Tread) -> Answer {
+        let max = (self.msize as usize).saturating_sub(RREAD_HEADER_SIZE);
+        let count = (t.count as usize).min(max);
+        let fid = self.fids.get(t.fid)?;
+        let file = fid.open.as_ref().ok_or(EBADF)?;
+        // A directory is listed with `Treaddir`: `kernel_read` on one fails
+        // too, but logs a warning first ("kernel read not supported"),
+        // which a client could repeat at will.
+        if self.nodes.get(fid.node)?.is_dir() {
+            return Err(EISDIR);
+        }
+        let buf = self.data.as_mut().get_mut(..count).ok_or(EINVAL)?;
+        let n = self.vfs.read(&fid.user, file, t.offset, buf)?;
+        let data = self.data.as_ref().get(..n).ok_or(EINVAL)?;
+        let reply = Reply::Read(Rread { data });
+        p9::encode_reply(tag, &reply, self.out.as_mut()).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: read
+
+    // ANCHOR: readdir
+    /// `Treaddir`: as many entries as fit in `count` (and `msize`), from
+    /// `offset`.
+    ///
+    /// Each entry carries the offset the client passes to continue *after*
+    /// it: the position of the entry that follows it. The file system
+    /// hands an entry its own position, so each entry learns its offset
+    /// from the next one, and the last from what `readdir` returns: the
+    /// position of the first entry it did not take. The entries wait in
+    /// the data buffer meanwhile ([`Record`]: each takes fewer bytes there
+    /// than in the reply, which fits in `msize`).
+    fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
+        let fid = self.fids.get(t.fid)?;
+        let file = fid.open.as_ref().ok_or(EBADF)?;
+        let dir = self.nodes.get(fid.node)?;
+        if !dir.is_dir() {
+            return Err(ENOTDIR);
+        }
+        let (dir_dev, export_dev) = (dir.dev, self.root_attr.dev);
+        let limit = (t.count as usize).min((self.msize as usize).saturating_sub(RREAD_HEADER_SIZE));
+        let scratch = self.data.as_mut();
+        let (mut used, mut kept, mut full) = (0usize, 0usize, false);
+        let end = self.vfs.readdir(&fid.user, file, t.offset, &mut |e| {
+            let size = Dirent::FIXED_SIZE + e.name.len();
+            if used + size > limit || !Record::put(scratch, &mut kept, &e) {
+                full = true;
+                return false;
+            }
+            used += size;
+            true
+        })?;
+        // Not even one entry fits in `limit`: an empty reply would say "end
+        // of directory".
+        if kept == 0 && full {
+            return Err(EMSGSIZE);
+        }
+        let records = self.data.as_ref().get(..kept).unwrap_or(&[]);
+        let dirents = Records { rest: records, end }.map(|(r, offset)| Dirent {
+            qid: Qid {
+                ty: qid_type(r.dtype),
+                version: 0,
+                // An entry is on its directory's file system.
+                path: nodes::qid_path(dir_dev, r.ino, export_dev),
+            },
+            offset,
+            ty: r.dtype,
+            name: r.name,
+        });
+        // What `limit` let in fits `out` (`msize` bytes): an error here would
+        // be an entry that does not fit after all.
+        encode_rreaddir(tag, t.count, dirents, self.out.as_mut())
+            .map(|outcome| outcome.len)
+            .map_err(|_| EMSGSIZE)
+    }
+    // ANCHOR_END: readdir
+
+    // ANCHOR: getattr
+    /// `Tgetattr`: the basic `stat` fields (all of them, whatever the mask).
+    fn getattr(&self, t: Tgetattr) -> VResult<Reply<'static>> {
+        let fid = self.fids.get(t.fid)?;
+        let node = self.nodes.get(fid.node)?;
+        let st = self.vfs.getattr(&fid.user, &node.handle)?;
+        Ok(Reply::Getattr(Rgetattr {
+            valid: GETATTR_BASIC,
+            qid: nodes::qid_of(&st, self.root_attr.dev),
+            mode: st.mode,
+            uid: st.uid,
+            gid: st.gid,
+            nlink: st.nlink,
+            rdev: st.rdev,
+            size: st.size,
+            blksize: st.blksize,
+            blocks: st.blocks,
+            atime_sec: st.atime.0,
+            atime_nsec: st.atime.1,
+            mtime_sec: st.mtime.0,
+            mtime_nsec: st.mtime.1,
+            ctime_sec: st.ctime.0,
+            ctime_nsec: st.ctime.1,
+            btime_sec: st.btime.0,
+            btime_nsec: st.btime.1,
+            gen: 0,
+            data_version: 0,
+        }))
+    }
+    // ANCHOR_END: getattr
+
+    /// `Tstatfs`: the numbers of the file system the fid is on.
+    fn statfs(&self, fid: u32) -> VResult<Reply<'static>> {
+        let fid = self.fids.get(fid)?;
+        let node = self.nodes.get(fid.node)?;
+        let st = self.vfs.statfs(&fid.user, &node.handle)?;
+        Ok(Reply::Statfs(Rstatfs {
+            fs_type: st.fs_type,
+            bsize: st.bsize,
+            blocks: st.blocks,
+            bfree: st.bfree,
+            bavail: st.bavail,
+            files: st.files,
+            ffree: st.ffree,
+            fsid: st.fsid,
+            namelen: st.namelen,
+        }))
+    }
+
+    // ANCHOR: readlink
+    /// `Treadlink`: the target of a symlink fid, as it is stored.
+    ///
+    /// A link whose file system reads it itself (`Attr::own_readlink`:
+    /// /proc's "magic" links, `/proc/<pid>/cwd`, `fd/N`, `ns/*`) is refused
+    /// with `EOPNOTSUPP`: their `get_link` jumps the caller's own path walk
+    /// (`nd_jump_link` uses `current->nameidata`, which a worker does not
+    /// have: a NULL dereference). `vfs_readlink` hands these to
+    /// `i_op->readlink` for the same reason.
+    fn readlink(&mut self, tag: u16, fid: u32) -> Answer {
+        let fid = self.fids.get(fid)?;
+        let node = self.nodes.get(fid.node)?;
+        if !node.is_symlink() {
+            return Err(EINVAL);
+        }
+        if self.vfs.getattr(&fid.user, &node.handle)?.own_readlink {
+            return Err(EOPNOTSUPP);
+        }
+        let n = self
+            .vfs
+            .readlink(&fid.user, &node.handle, self.data.as_mut())?;
+        let target = self.data.as_ref().get(..n).ok_or(EINVAL)?;
+        let reply = Reply::Readlink(Rreadlink { target });
+        p9::encode_reply(tag, &reply, self.out.as_mut()).map_err(|e| e.errno())
+    }
+    // ANCHOR_END: readlink
+}
+
+/// The `size` field of the frame at the start of `buf`, once it has
+/// arrived; `None` before its first 4 bytes have.
+pub(crate) fn frame_size(buf: &[u8]) -> Option<usize> {
+    let size: [u8; 4] = buf.get(..4)?.try_into().ok()?;
+    usize::try_from(u32::from_le_bytes(size)).ok()
+}
+
+/// Whether a frame of `size` bytes may be answered under `msize`: one
+/// that may not is refused (`Session::refuse`), and its connection closed.
+pub(crate) fn frame_fits(size: usize, msize: u32) -> bool {
+    (HEADER_SIZE..=msize as usize).contains(&size)
+}
+
+/// A qid type for a directory entry's `d_type`.
+fn qid_type(dtype: u8) -> u8 {
+    match dtype {
+        p9::dirent::DT_DIR => QTDIR,
+        p9::dirent::DT_LNK => QTSYMLINK,
+        _ => QTFILE,
+    }
+}
+
+/// One directory entry waiting in the data buffer for its offset:
+/// `pos[8] ino[8] dtype[1] len[2] name[len]`, 19 bytes and the name,
+/// fewer than its `Dirent` takes in the reply (24 and the name).
+struct Record<'a> {
+    pos: u64,
+    ino: u64,
+    dtype: u8,
+    name: &'a [u8],
+}
+
+impl Record<'_> {
+    /// The bytes before the name.
+    const FIXED: usize = 8 + 8 + 1 + 2;
+
+    /// Appends `e` at `*at` in `buf`; `false` if it does not fit.
+    fn put(buf: &mut [u8], at: &mut usize, e: &vfs::DirEntry<'_>) -> bool {
+        let Ok(len) = u16::try_from(e.name.len()) else {
+            return false;
+        };
+        let Some(slot) = buf.get_mut(*at..*at + Self::FIXED + e.name.len()) else {
+            return false;
+        };
+        let (fixed, name) = slot.split_at_mut(Self::FIXED);
+        fixed[..8].copy_from_slice(&e.pos.to_le_bytes());
+        fixed[8..16].copy_from_slice(&e.ino.to_le_bytes());
+        fixed[16] = e.dtype;
+        fixed[17..].copy_from_slice(&len.to_le_bytes());
+        name.copy_from_slice(e.name);
+        *at += slot.len();
+        true
+    }
+}
+
+/// The records in a buffer, each with the offset that continues after it:
+/// the next record's position, or `end` for the last.
+struct Records<'a> {
+    rest: &'a [u8],
+    end: u64,
+}
+
+impl<'a> Records<'a> {
+    /// The record at the start of `buf`, and what follows it.
+    fn split(buf: &'a [u8]) -> Option<(Record<'a>, &'a [u8])> {
+        let fixed = buf.get(..Record::FIXED)?;
+        let len = usize::from(u16::from_le_bytes([fixed[17], fixed[18]]));
+        let name = buf.get(Record::FIXED..Record::FIXED + len)?;
+        let record = Record {
+            pos: u64::from_le_bytes(fixed[..8].try_into().ok()?),
+            ino: u64::from_le_bytes(fixed[8..16].try_into().ok()?),
+            dtype: fixed[16],
+            name,
+        };
+        Some((record, buf.get(Record::FIXED + len..)?))
+    }
+}
+
+impl<'a> Iterator for Records<'a> {
+    type Item = (Record<'a>, u64);
+
+    fn next(&mut self) -> Option<Self::Item> {
+        let (record, rest) = Self::split(self.rest)?;
+        self.rest = rest;
+        let offset = Self::split(rest).map_or(self.end, |(next, _)| next.pos);
+        Some((record, offset))
+    }
+}

@@ -1,0 +1,274 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What the session asks of the world: the [`Vfs`] it serves from, and the
+//! [`Table`]s and [`Buffer`]s it keeps its state in.
+//!
+//! The session's logic uses `core` only, so that the same files build into
+//! the kernel module (where the VFS is `kshim/vfs.rs`, a table an `RBTree`
+//! and a buffer a `KVVec`) and into the host tests and fuzzer (where the
+//! VFS is a fake with adversarial behaviours, and the tables `BTreeMap`s).
+//! Everything that allocates, sleeps or touches a file is behind these
+//! traits; every rule about what a client may reach, and as whom, is in the
+//! session's files, which call them.
+
+use super::{
+    fids::Fid,
+    nodes::Node, //
+};
+
+/// An errno, positive, as `Rlerror` carries it.
+pub(crate) type Errno = u32;
+
+/// What every call here returns.
+pub(crate) type VResult<T> = core::result::Result<T, Errno>;
+
+/// The errno values the session answers with (Linux's, from `errno.h`).
+pub(crate) mod errno {
+    /// No such file or directory.
+    pub(crate) const ENOENT: u32 = 2;
+    /// Bad file descriptor: no such fid, or a fid not open.
+    pub(crate) const EBADF: u32 = 9;
+    /// Resource temporarily unavailable (a lease, with `O_NONBLOCK`).
+    pub(crate) const EAGAIN: u32 = 11;
+    /// Out of memory.
+    pub(crate) const ENOMEM: u32 = 12;
+    /// Permission denied.
+    pub(crate) const EACCES: u32 = 13;
+    /// The fid number is in use.
+    pub(crate) const EEXIST: u32 = 17;
+    /// The name is on another file system (a mount inside the export).
+    pub(crate) const EXDEV: u32 = 18;
+    /// Not a directory.
+    pub(crate) const ENOTDIR: u32 = 20;
+    /// Is a directory.
+    pub(crate) const EISDIR: u32 = 21;
+    /// Invalid argument.
+    pub(crate) const EINVAL: u32 = 22;
+    /// Too many fids, or walked names.
+    pub(crate) const EMFILE: u32 = 24;
+    /// Read-only file system.
+    pub(crate) const EROFS: u32 = 30;
+    /// A name longer than `NAME_MAX`, or a link target longer than `msize`.
+    pub(crate) const ENAMETOOLONG: u32 = 36;
+    /// A symlink where a file was wanted.
+    pub(crate) const ELOOP: u32 = 40;
+    /// No data available (no such extended attribute).
+    pub(crate) const ENODATA: u32 = 61;
+    /// Protocol error.
+    pub(crate) const EPROTO: u32 = 71;
+    /// Message too long.
+    pub(crate) const EMSGSIZE: u32 = 90;
+    /// Operation not supported.
+    pub(crate) const EOPNOTSUPP: u32 = 95;
+}
+
+/// `S_IFMT` and the file types the session tells apart (`stat.h`).
+pub(crate) mod mode {
+    /// The type bits of `st_mode`.
+    pub(crate) const S_IFMT: u32 = 0o170_000;
+    /// A directory.
+    pub(crate) const S_IFDIR: u32 = 0o040_000;
+    /// A regular file.
+    pub(crate) const S_IFREG: u32 = 0o100_000;
+    /// A symbolic link.
+    pub(crate) const S_IFLNK: u32 = 0o120_000;
+}
+
+/// `inode_permission`'s mask bits (`fs.h`).
+pub(crate) mod may {
+    /// Read access.
+    pub(crate) const MAY_READ: u32 = 0x4;
+    /// The check is for an `open(2)`: an LSM, or NFS, tells it from an
+    /// `access(2)` by this bit.
+    pub(crate) const MAY_OPEN: u32 = 0x20;
+}
+
+/// `open(2)` flags the session opens with (x86-64 and the generic values).
+pub(crate) mod open_flags {
+    /// Never wait: a file under a lease gets `EAGAIN` at once.
+    pub(crate) const O_NONBLOCK: u32 = 0o4000;
+    /// Offsets past 2 GiB.
+    pub(crate) const O_LARGEFILE: u32 = 0o100_000;
+    /// Reads do not update the access time: the owner's privilege only.
+    pub(crate) const O_NOATIME: u32 = 0o1_000_000;
+}
+
+// ANCHOR: attr
+/// What `getattr` reports of a file: `struct kstat`'s fields the session
+/// answers with, plus one the qid and the link rules need.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct Attr {
+    /// `st_mode`: the type bits and the permissions.
+    pub(crate) mode: u32,
+    /// Owner.
+    pub(crate) uid: u32,
+    /// Group.
+    pub(crate) gid: u32,
+    /// Hard links.
+    pub(crate) nlink: u64,
+    /// The device a special file is, as user space encodes it.
+    pub(crate) rdev: u64,
+    /// Size in bytes.
+    pub(crate) size: u64,
+    /// Preferred I/O size.
+    pub(crate) blksize: u64,
+    /// 512-byte blocks.
+    pub(crate) blocks: u64,
+    /// Access, modification, change and birth times (seconds, nanoseconds);
+    /// a birth time of zero when the file system has none.
+    pub(crate) atime: (u64, u64),
+    /// Modification time.
+    pub(crate) mtime: (u64, u64),
+    /// Status change time.
+    pub(crate) ctime: (u64, u64),
+    /// Birth time.
+    pub(crate) btime: (u64, u64),
+    /// The file system's device: inode numbers are unique within one.
+    pub(crate) dev: u64,
+    /// The inode number.
+    pub(crate) ino: u64,
+    /// The file system reads this symlink itself (`i_op->readlink`): one
+    /// of /proc's "magic" links (`/proc/<pid>/cwd`, `fd/N`, `ns/*`), which
+    /// no server may read (see `Session::readlink`).
+    pub(crate) own_readlink: bool,
+}
+// ANCHOR_END: attr
+
+impl Attr {
+    /// The type bits of the mode.
+    pub(crate) fn file_type(&self) -> u32 {
+        self.mode & mode::S_IFMT
+    }
+}
+
+/// What `statfs` reports: `struct kstatfs`'s fields, as `Rstatfs` has them.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub(crate) struct StatFs {
+    /// The file system's magic number.
+    pub(crate) fs_type: u32,
+    /// Block size.
+    pub(crate) bsize: u32,
+    /// Blocks, free blocks, blocks free to unprivileged users.
+    pub(crate) blocks: u64,
+    /// Free blocks.
+    pub(crate) bfree: u64,
+    /// Free blocks for unprivileged users.
+    pub(crate) bavail: u64,
+    /// Inodes.
+    pub(crate) files: u64,
+    /// Free inodes.
+    pub(crate) ffree: u64,
+    /// The file system's id.
+    pub(crate) fsid: u64,
+    /// The longest name.
+    pub(crate) namelen: u32,
+}
+
+/// One directory entry, as the file system reports it.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct DirEntry<'a> {
+    /// The name, borrowed for the callback only.
+    pub(crate) name: &'a [u8],
+    /// The entry's own position: listing from here starts with it.
+    pub(crate) pos: u64,
+    /// The inode number.
+    pub(crate) ino: u64,
+    /// `DT_DIR`, `DT_REG`, `DT_LNK`, ...
+    pub(crate) dtype: u8,
+}
+
+/// The user a `Tattach` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Who<'a> {
+    /// By number: `n_uname`.
+    Uid(u32),
+    /// By name: `uname`, when `n_uname` is `NONUNAME`.
+    Name(&'a [u8]),
+}
+
+// ANCHOR: vfs
+/// The file system the session serves, and the users it acts for.
+///
+/// Every call that touches a file takes the acting user's credentials
+/// (`user`): the implementation makes the call *as* that user (the kernel's
+/// installs them as the worker's credentials for the call). A handle names
+/// a file without opening it (`O_PATH`); the session never asks for `..`,
+/// and never asks the implementation to follow a symlink.
+pub(crate) trait Vfs: Sized {
+    /// A path handle: names one file, pins it while held.
+    type Handle: Clone;
+    /// A file opened for reading.
+    type File;
+    /// A user's credentials, as a fid keeps them.
+    type User: Clone;
+    /// Where a session keeps its fids.
+    type Fids: Table<Fid<Self>>;
+    /// Where a session keeps the nodes its walks made.
+    type Nodes: Table<Node<Self>>;
+    /// Where a session encodes its replies.
+    type Buf: Buffer;
+
+    /// The handle of `name` (one component, never `.` or `..`, no `/` or
+    /// NUL) in the directory `dir`, not following a symlink.
+    fn lookup(&self, user: &Self::User, dir: &Self::Handle, name: &[u8]) -> VResult<Self::Handle>;
+    /// Whether `a` and `b` are on the same mount.
+    fn same_mount(&self, a: &Self::Handle, b: &Self::Handle) -> bool;
+    /// `stat` of the file.
+    fn getattr(&self, user: &Self::User, h: &Self::Handle) -> VResult<Attr>;
+    /// `inode_permission`: may `user` access the file as `mask` says?
+    fn permission(&self, user: &Self::User, h: &Self::Handle, mask: u32) -> VResult<()>;
+    /// Opens the file with `flags` (`dentry_open`: checks nothing itself).
+    fn open(&self, user: &Self::User, h: &Self::Handle, flags: u32) -> VResult<Self::File>;
+    /// Reads into `buf` from `offset`; the number of bytes read.
+    fn read(
+        &self,
+        user: &Self::User,
+        f: &Self::File,
+        offset: u64,
+        buf: &mut [u8],
+    ) -> VResult<usize>;
+    /// Lists the open directory `f` from `pos`, calling `each` until it
+    /// returns `false` (that entry is not consumed); returns the position
+    /// after the last entry consumed.
+    fn readdir(
+        &self,
+        user: &Self::User,
+        f: &Self::File,
+        pos: u64,
+        each: &mut dyn FnMut(DirEntry<'_>) -> bool,
+    ) -> VResult<u64>;
+    /// Copies the target of the symlink into `out`; its length
+    /// (`ENAMETOOLONG` if it does not fit).
+    fn readlink(&self, user: &Self::User, h: &Self::Handle, out: &mut [u8]) -> VResult<usize>;
+    /// The numbers of the file system the file is on.
+    fn statfs(&self, user: &Self::User, h: &Self::Handle) -> VResult<StatFs>;
+    /// The credentials of the user `who` names, and their uid; `EACCES` if
+    /// the user database has no such user. Asked at every attach: the
+    /// database may have changed since the last.
+    fn user(&self, who: Who<'_>) -> VResult<(u32, Self::User)>;
+    /// The credentials of the anonymous user (uid and gid 65534, no
+    /// group, no capability), whom a squashed root acts for.
+    fn anonymous(&self) -> VResult<Self::User>;
+}
+// ANCHOR_END: vfs
+
+// ANCHOR: table
+/// A map from numbers to values: the fid table, the walked nodes. The
+/// kernel's is an `RBTree`; inserting may fail (`ENOMEM`).
+pub(crate) trait Table<T>: Default {
+    /// The value numbered `k`.
+    fn get(&self, k: u64) -> Option<&T>;
+    /// The value numbered `k`, to change it.
+    fn get_mut(&mut self, k: u64) -> Option<&mut T>;
+    /// Adds `v` as `k` (which the caller checked is free).
+    fn insert(&mut self, k: u64, v: T) -> VResult<()>;
+    /// Takes the value numbered `k` out.
+    fn remove(&mut self, k: u64) -> Option<T>;
+}
+
+/// A byte buffer the session may grow (the kernel's is a `KVVec<u8>`).
+pub(crate) trait Buffer: AsRef<[u8]> + AsMut<[u8]> {
+    /// Makes it `len` bytes long; `ENOMEM` leaves it as it was.
+    fn resize(&mut self, len: usize) -> VResult<()>;
+}
+// ANCHOR_END: table

@@ -1,0 +1,534 @@
+//! The stateful harness of r9p's session logic: a sequence of requests and
+//! fake-VFS mutations, decoded from bytes (what the `p9_session` fuzz
+//! target and the replayed inputs of `r9p_session_tests.rs` give it), run
+//! against a `Session` over the fake of `r9p_fake.rs`, with the invariants
+//! checked after every step.
+//!
+//! The input is a small grammar, so that libFuzzer's byte mutations stay
+//! meaningful: the first byte is the configuration (`cross_mounts`,
+//! `allow_root`, the limits), then each operation is an opcode byte and
+//! its argument bytes (fids 0..8, names from a dictionary of the fake's
+//! names and the hostile ones: `..`, `.`, `a/f`, NUL, 300 bytes). A missing
+//! byte reads as 0, so every input is a valid program.
+//!
+//! The invariants (each failure names the one it broke):
+//! 1. **Confinement**: the VFS is never asked about a file outside the
+//!    export, nor for `.` or `..`, nor for a name with `/` or NUL; never
+//!    about a file on another mount without `cross_mounts` (the fake).
+//! 2. **Users**: every VFS call a request makes is made as the user who
+//!    attached the fid it names (after root squash), whom the user database
+//!    listed at that attach (the harness's model).
+//! 3. **No blocking, no oops**: no FIFO opened, no open that would wait
+//!    for a lease, no call on the FUSE mount that never answers, no magic
+//!    link read, no `O_NOATIME` for a non-owner, no open without `open(2)`'s
+//!    `MAY_OPEN` check before it (the fake).
+//! 4. **Memory**: the handles alive never exceed the walked-name budget
+//!    (plus the roots), the open files never exceed the fids, and once the
+//!    session is dropped nothing is left.
+//! 5. **Protocol**: nothing but `Rversion` or `Rlerror` before a
+//!    `Tversion` was agreed to; every reply decodes and has the request's
+//!    tag.
+//! 6. **Qids**: two files (file system, inode number) never share a qid
+//!    path, over the whole run.
+
+use crate::p9::{
+    self,
+    frame::NOFID,
+    request::{
+        Tattach, Tauth, Tclunk, Tflush, Tgetattr, Tlopen, Tread, Treaddir, Treadlink, Tstatfs,
+        Tversion, Twalk, Txattrwalk, WalkNames,
+    },
+    Reply, Request,
+};
+use crate::r9p_fake::{Buf, Config, FUser, Fake};
+use crate::r9p_session::{vfs::Who, Limits, Session, ANONYMOUS_UID, NONUNAME};
+use std::collections::{BTreeMap, HashMap};
+
+/// The names a walk picks from.
+const NAMES: [&[u8]; 24] = [
+    b".", b"..", b"a", b"b", b"f", b"private", b"g", b"link", b"fifo", b"leased", b"deep", b"d",
+    b"mnt", b"x", b"proc", b"self", b"cwd", b"hang", b"y", b"secret", b"", b"a/f", b"a\0",
+    b"a.old",
+];
+
+/// What a run did, for the statistics.
+#[derive(Debug, Default, Clone, Copy)]
+pub struct Stats {
+    /// Requests answered.
+    pub requests: usize,
+    /// Of which answered with `Rlerror`.
+    pub errors: usize,
+}
+
+/// Bytes, read one at a time; 0 once they run out.
+struct Input<'a>(&'a [u8]);
+
+impl Input<'_> {
+    fn byte(&mut self) -> u8 {
+        match self.0.split_first() {
+            Some((&b, rest)) => {
+                self.0 = rest;
+                b
+            }
+            None => 0,
+        }
+    }
+    fn u16(&mut self) -> u16 {
+        u16::from_le_bytes([self.byte(), self.byte()])
+    }
+    fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+}
+
+/// The harness's model of the session: what the client was told.
+struct Model {
+    versioned: bool,
+    /// Fid to the uid it acts for.
+    fids: BTreeMap<u32, u32>,
+    /// Qid path to (file system, inode number).
+    qids: HashMap<u64, (u64, u64)>,
+    /// The offset the last `Treaddir` of each fid ended at.
+    last_offset: BTreeMap<u32, u64>,
+    allow_root: bool,
+    /// Each request and its answer, for the tests.
+    trace: Vec<String>,
+}
+
+/// Runs the program `data`; `Err` names the first invariant it broke.
+pub fn run(data: &[u8]) -> Result<Stats, String> {
+    run_traced(data).0
+}
+
+/// Runs the program `data`, and says what each request was answered
+/// (`Twalk: Rwalk 2`, `Tlopen: errno 11`, ...).
+pub fn run_traced(data: &[u8]) -> (Result<Stats, String>, Vec<String>) {
+    let mut trace = Vec::new();
+    let result = run_inner(data, &mut trace);
+    (result, trace)
+}
+
+fn run_inner(data: &[u8], trace: &mut Vec<String>) -> Result<Stats, String> {
+    let mut input = Input(data);
+    let config = input.byte();
+    let cross_mounts = config & 1 != 0;
+    let allow_root = config & 2 != 0;
+    let limits = Limits {
+        max_msize: 65536,
+        max_fids: 16 << ((config >> 2) & 1),
+        max_names: 64 << ((config >> 3) & 1),
+        allow_root,
+        cross_mounts,
+    };
+    let fake = Fake::new(Config { cross_mounts });
+    let root = fake.handle(fake.export);
+    let root_attr = crate::r9p_session::vfs::Vfs::getattr(&fake, &FUser { uid: 0, gid: 0 }, &root)
+        .map_err(|e| format!("the export root: errno {e}"))?;
+    fake.take_calls();
+    let mut session = Session::new(
+        fake,
+        root,
+        root_attr,
+        limits,
+        Buf::default(),
+        Buf::default(),
+    )
+    .map_err(|e| format!("Session::new: errno {e}"))?;
+    let mut model = Model {
+        versioned: false,
+        fids: BTreeMap::new(),
+        qids: HashMap::new(),
+        last_offset: BTreeMap::new(),
+        allow_root,
+        trace: Vec::new(),
+    };
+    let mut stats = Stats::default();
+    let mut tag = 0u16;
+    let mut steps = 0;
+    while !input.is_empty() && steps < 400 {
+        steps += 1;
+        tag = tag.wrapping_add(1) % 0xfff0;
+        let result = step(
+            &mut session,
+            &mut model,
+            &mut input,
+            tag,
+            &limits,
+            &mut stats,
+        )
+        .and_then(|()| check(&session, &mut model, &limits));
+        trace.append(&mut model.trace);
+        result?;
+    }
+    // Nothing is left once the session is gone.
+    let (handles, files) = leftovers(session);
+    if handles != 0 || files != 0 {
+        return Err(format!(
+            "memory: {handles} handles and {files} open files left once the session was dropped"
+        ));
+    }
+    Ok(stats)
+}
+
+/// Drops the session; what it left alive in its fake.
+fn leftovers(session: Session<Fake>) -> (usize, usize) {
+    // The counters outlive the fake, which the session owns.
+    let counters = session.vfs().counters();
+    drop(session);
+    (counters.0.get(), counters.1.get())
+}
+
+/// One operation of the program.
+fn step(
+    session: &mut Session<Fake>,
+    model: &mut Model,
+    input: &mut Input<'_>,
+    tag: u16,
+    limits: &Limits,
+    stats: &mut Stats,
+) -> Result<(), String> {
+    let op = input.byte();
+    let fid = u32::from(input.byte() % 8);
+    let request = match op % 16 {
+        0 => {
+            let b = input.byte();
+            let msize = [4096, 8192, 65536, 1000][usize::from(b & 3)];
+            let version: &[u8] = if b & 4 == 0 { b"9P2000.L" } else { b"9P2000" };
+            Request::Version(Tversion { msize, version })
+        }
+        1 => {
+            let (uname, n_uname): (&[u8], u32) = match input.byte() % 8 {
+                0 => (b"", 0),
+                1 => (b"", 1000),
+                2 => (b"", 1001),
+                3 => (b"", 1002),
+                4 => (b"root", NONUNAME),
+                5 => (b"alice", NONUNAME),
+                6 => (b"carol", NONUNAME),
+                _ => (b"", 42),
+            };
+            let afid = if input.byte() == 0xff { 7 } else { NOFID };
+            Request::Attach(Tattach {
+                fid,
+                afid,
+                uname,
+                aname: b"",
+                n_uname,
+            })
+        }
+        2 | 3 | 15 => {
+            let newfid = u32::from(input.byte() % 8);
+            let n = if op % 16 == 3 {
+                16
+            } else {
+                usize::from(input.byte() % 5)
+            };
+            let mut names: Vec<&[u8]> = Vec::new();
+            let long = [b'n'; 300];
+            for _ in 0..n {
+                let pick = input.byte();
+                names.push(match pick {
+                    // A deep walk repeats `d`, or climbs back.
+                    _ if op % 16 == 3 && pick < 0xf0 => b"d",
+                    0xff => &long,
+                    _ => NAMES[usize::from(pick) % NAMES.len()],
+                });
+            }
+            return send_walk(session, model, tag, fid, newfid, &names, limits, stats);
+        }
+        4 => {
+            let flags = [0, 0o4000, 1, 0o1000000, 0o100][usize::from(input.byte() % 5)];
+            Request::Lopen(Tlopen { fid, flags })
+        }
+        5 => {
+            let offset = u64::from(input.byte());
+            let count = u32::from(input.u16());
+            Request::Read(Tread { fid, offset, count })
+        }
+        6 => {
+            let b = input.byte();
+            let offset = if b & 1 == 0 {
+                0
+            } else {
+                *model.last_offset.get(&fid).unwrap_or(&0)
+            };
+            let count = [40, 64, 8192, 0][usize::from((b >> 1) & 3)];
+            Request::Readdir(Treaddir { fid, offset, count })
+        }
+        7 => Request::Getattr(Tgetattr {
+            fid,
+            request_mask: !0,
+        }),
+        8 => Request::Readlink(Treadlink { fid }),
+        9 => Request::Statfs(Tstatfs { fid }),
+        10 => Request::Clunk(Tclunk { fid }),
+        11 => match input.byte() % 3 {
+            0 => Request::Xattrwalk(Txattrwalk {
+                fid,
+                newfid: 7,
+                name: b"user.x",
+            }),
+            1 => Request::Flush(Tflush { oldtag: 1 }),
+            _ => Request::Auth(Tauth {
+                afid: fid,
+                uname: b"alice",
+                aname: b"",
+                n_uname: 1000,
+            }),
+        },
+        12 => {
+            session.vfs().mutate(input.byte());
+            return Ok(());
+        }
+        13 => {
+            // A frame of raw bytes behind a valid size and tag.
+            let len = usize::from(input.byte() % 40);
+            let mut frame = vec![0u8; 7 + len];
+            frame[0..4].copy_from_slice(&((7 + len) as u32).to_le_bytes());
+            frame[4] = input.byte();
+            frame[5..7].copy_from_slice(&tag.to_le_bytes());
+            for b in &mut frame[7..] {
+                *b = input.byte();
+            }
+            return exchange(session, model, &frame, tag, None, stats).map(|_| ());
+        }
+        _ => {
+            // `Tmkdir`: a write, which the codec does not know.
+            let frame = [11, 0, 0, 0, 72, tag as u8, (tag >> 8) as u8, 0, 0, 0, 0];
+            return exchange(session, model, &frame, tag, None, stats).map(|_| ());
+        }
+    };
+    let mut frame = vec![0u8; 8192];
+    let len = p9::encode_request(tag, &request, &mut frame).map_err(|e| format!("encode: {e}"))?;
+    let reply = exchange(session, model, &frame[..len], tag, Some(&request), stats)?;
+    // The model follows what the client was told.
+    match (request, reply) {
+        (Request::Version(_), Some(Reply::Version(r))) => {
+            model.fids.clear();
+            model.versioned = r.version == p9::frame::VERSION_9P2000_L;
+        }
+        (Request::Version(_), _) => model.fids.clear(),
+        (Request::Attach(t), Some(Reply::Attach(_))) => {
+            let who = if t.n_uname == NONUNAME {
+                Who::Name(t.uname)
+            } else {
+                Who::Uid(t.n_uname)
+            };
+            let Some(uid) = session.vfs().uid_of(who) else {
+                return Err(format!(
+                    "users: attached {who:?}, whom the user database does not list"
+                ));
+            };
+            let uid = if uid == 0 && !model.allow_root {
+                ANONYMOUS_UID
+            } else {
+                uid
+            };
+            model.fids.insert(t.fid, uid);
+        }
+        (Request::Clunk(t), Some(Reply::Clunk)) => {
+            model.fids.remove(&t.fid);
+        }
+        (Request::Readdir(t), Some(Reply::Readdir(r))) => {
+            if let Some(last) = r.data.iter().last() {
+                model.last_offset.insert(t.fid, last.offset);
+            }
+        }
+        _ => {}
+    }
+    Ok(())
+}
+
+/// Sends a `Twalk`; the model learns the new fid.
+#[allow(clippy::too_many_arguments)]
+fn send_walk(
+    session: &mut Session<Fake>,
+    model: &mut Model,
+    tag: u16,
+    fid: u32,
+    newfid: u32,
+    names: &[&[u8]],
+    _limits: &Limits,
+    stats: &mut Stats,
+) -> Result<(), String> {
+    let names = WalkNames::from_list(names).map_err(|e| format!("walk names: {e}"))?;
+    let request = Request::Walk(Twalk { fid, newfid, names });
+    let mut frame = vec![0u8; 8192];
+    let len = p9::encode_request(tag, &request, &mut frame).map_err(|e| format!("encode: {e}"))?;
+    let reply = exchange(session, model, &frame[..len], tag, Some(&request), stats)?;
+    if let Some(Reply::Walk(r)) = reply {
+        if r.qids.len() == names.len() {
+            if let Some(&uid) = model.fids.get(&fid) {
+                model.fids.insert(newfid, uid);
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Hands `frame` to the session and checks the reply and the calls it
+/// made; the reply, decoded.
+fn exchange(
+    session: &mut Session<Fake>,
+    model: &mut Model,
+    frame: &[u8],
+    tag: u16,
+    request: Option<&Request<'_>>,
+    stats: &mut Stats,
+) -> Result<Option<Reply<'static>>, String> {
+    session.vfs().take_calls();
+    let len = session.handle(frame);
+    stats.requests += 1;
+    let bytes = session.reply(len).to_vec();
+    let decoded = p9::decode_reply(&bytes, session.msize().max(8192))
+        .map_err(|e| format!("protocol: the reply to {request:?} does not decode: {e}"))?;
+    if decoded.tag != tag {
+        return Err(format!("protocol: reply tag {} for tag {tag}", decoded.tag));
+    }
+    let is_error = matches!(decoded.body, Reply::Lerror(_));
+    let name = request.map_or("raw".to_string(), |r| {
+        format!("{:?}", r)
+            .split('(')
+            .next()
+            .unwrap_or("")
+            .to_string()
+    });
+    model.trace.push(match &decoded.body {
+        Reply::Lerror(e) => format!("T{name}: errno {}", e.ecode),
+        Reply::Walk(w) => format!("T{name}: Rwalk {}", w.qids.len()),
+        other => format!(
+            "T{name}: R{}",
+            format!("{other:?}").split(['(', ' ']).next().unwrap_or("")
+        ),
+    });
+    if is_error {
+        stats.errors += 1;
+    }
+    if !model.versioned && !is_error && !matches!(decoded.body, Reply::Version(_)) {
+        return Err(format!(
+            "protocol: {request:?} was answered ({:?}) before a Tversion was agreed to",
+            decoded.body
+        ));
+    }
+    // Every call was made as the user of the fid the request acts on.
+    let calls = session.vfs().take_calls();
+    if !calls.is_empty() {
+        let acting = request.and_then(acting_fid);
+        let expected = acting.and_then(|f| model.fids.get(&f).copied());
+        for (op, uid) in &calls {
+            if Some(*uid) != expected {
+                return Err(format!(
+                    "users: {op} made as uid {uid} for {request:?}, whose fid acts for {expected:?}"
+                ));
+            }
+        }
+    }
+    if let Some(v) = session.vfs().violations().first() {
+        return Err(v.clone());
+    }
+    Ok(Some(leak_reply(decoded.body)))
+}
+
+/// The reply, with what the model needs of it, owning its bytes.
+fn leak_reply(reply: Reply<'_>) -> Reply<'static> {
+    // The model reads a handful of fields; leaking a few bytes per step in
+    // a bounded run is simpler than an owned copy of every reply type.
+    match reply {
+        Reply::Version(r) => Reply::Version(p9::reply::Rversion {
+            msize: r.msize,
+            version: Box::leak(r.version.to_vec().into_boxed_slice()),
+        }),
+        Reply::Readdir(r) => {
+            let bytes: &'static [u8] = Box::leak(r.data.as_bytes().to_vec().into_boxed_slice());
+            Reply::Readdir(p9::reply::Rreaddir {
+                data: p9::dirent::Dirents::new(bytes).expect("decoded before"),
+            })
+        }
+        Reply::Walk(r) => {
+            let qids: Vec<_> = r.qids.iter().collect();
+            let qids: &'static [p9::qid::Qid] = Box::leak(qids.into_boxed_slice());
+            Reply::Walk(p9::reply::Rwalk {
+                qids: p9::reply::WalkQids::from_list(qids).expect("at most 16"),
+            })
+        }
+        Reply::Attach(r) => Reply::Attach(r),
+        Reply::Clunk => Reply::Clunk,
+        Reply::Lerror(r) => Reply::Lerror(r),
+        _ => Reply::Flush,
+    }
+}
+
+/// The fid whose user a request acts as.
+fn acting_fid(request: &Request<'_>) -> Option<u32> {
+    match request {
+        Request::Version(_) | Request::Auth(_) | Request::Attach(_) | Request::Flush(_) => None,
+        Request::Walk(t) => Some(t.fid),
+        Request::Lopen(t) => Some(t.fid),
+        Request::Read(t) => Some(t.fid),
+        Request::Readdir(t) => Some(t.fid),
+        Request::Getattr(t) => Some(t.fid),
+        Request::Readlink(t) => Some(t.fid),
+        Request::Statfs(t) => Some(t.fid),
+        Request::Xattrwalk(t) => Some(t.fid),
+        Request::Clunk(t) => Some(t.fid),
+    }
+}
+
+/// The invariants on the session's state, after every step.
+fn check(session: &Session<Fake>, model: &mut Model, limits: &Limits) -> Result<(), String> {
+    let fake = session.vfs();
+    if session.names_held() > limits.max_names {
+        return Err(format!(
+            "memory: {} walked names held, over the budget of {}",
+            session.names_held(),
+            limits.max_names
+        ));
+    }
+    // The session's root and its node table's: 2; each walked name one
+    // more; a walk in progress is over by now.
+    let bound = limits.max_names + 2;
+    if fake.live_handles() > bound {
+        return Err(format!(
+            "memory: {} path handles alive, over the bound of {bound} (max_names {} + the roots)",
+            fake.live_handles(),
+            limits.max_names
+        ));
+    }
+    if fake.open_files() > limits.max_fids || session.fid_count() > limits.max_fids {
+        return Err(format!(
+            "memory: {} open files and {} fids, over max_fids {}",
+            fake.open_files(),
+            session.fid_count(),
+            limits.max_fids
+        ));
+    }
+    for (&fid, &uid) in &model.fids {
+        let Some((handle, qid, acting)) = session.fid_info(fid) else {
+            return Err(format!(
+                "fids: the client holds fid {fid}, the session does not"
+            ));
+        };
+        if acting != uid {
+            return Err(format!(
+                "users: fid {fid} acts as uid {acting}; the user who attached it is uid {uid}"
+            ));
+        }
+        let identity = fake.identity(handle.node);
+        if let Some(other) = model.qids.insert(qid.path, identity) {
+            if other != identity {
+                return Err(format!(
+                    "qids: (dev {}, ino {}) and (dev {}, ino {}) share the qid path {:#x}",
+                    other.0, other.1, identity.0, identity.1, qid.path
+                ));
+            }
+        }
+    }
+    for fid in 0..8 {
+        if !model.fids.contains_key(&fid) && session.fid_info(fid).is_some() {
+            return Err(format!(
+                "fids: the session holds fid {fid}, which the client was never given"
+            ));
+        }
+    }
+    Ok(())
+}
