@@ -93,6 +93,8 @@ struct Model {
     allow_root: bool,
     /// Each request and its answer, for the tests.
     trace: Vec<String>,
+    /// The server closed the connection (a frame larger than `msize`).
+    closed: bool,
 }
 
 /// Runs the program `data`; `Err` names the first invariant it broke.
@@ -141,11 +143,12 @@ fn run_inner(data: &[u8], trace: &mut Vec<String>) -> Result<Stats, String> {
         last_offset: BTreeMap::new(),
         allow_root,
         trace: Vec::new(),
+        closed: false,
     };
     let mut stats = Stats::default();
     let mut tag = 0u16;
     let mut steps = 0;
-    while !input.is_empty() && steps < 400 {
+    while !input.is_empty() && !model.closed && steps < 400 {
         steps += 1;
         tag = tag.wrapping_add(1) % 0xfff0;
         let result = step(
@@ -377,6 +380,22 @@ fn exchange(
     stats: &mut Stats,
 ) -> Result<Option<Reply<'static>>, String> {
     session.vfs().take_calls();
+    // What the kernel's framing does first: a frame larger than `msize`
+    // is refused, and the connection closed.
+    if !crate::r9p_session::frame_fits(frame.len(), session.msize()) {
+        let len = session.refuse(frame);
+        let refusal = p9::decode_reply(session.reply(len), 8192)
+            .map_err(|e| format!("protocol: the refusal does not decode: {e}"))?;
+        if refusal.body != Reply::Lerror(p9::reply::Rlerror { ecode: 71 }) {
+            return Err(format!(
+                "protocol: an oversized frame was answered {:?}",
+                refusal.body
+            ));
+        }
+        model.trace.push("oversized: errno 71, closed".to_string());
+        model.closed = true;
+        return Ok(None);
+    }
     let len = session.handle(frame);
     stats.requests += 1;
     let bytes = session.reply(len).to_vec();
