@@ -1,16 +1,26 @@
 #!/bin/bash
-# make fuzz [FUZZ_SECONDS=300]: fuzz the 9P2000.L decoder for a bounded time,
-# then the live server (scripts/fuzz-live.sh: stage 30 in the VM, 100,000
-# messages; FUZZ_LIVE=0 skips it).
+# make fuzz [FUZZ_SECONDS=300]: fuzz the 9P2000.L decoder and r9p's session
+# logic for a bounded time, then the live server (scripts/fuzz-live.sh:
+# stage 30 in the VM, 100,000 messages; FUZZ_LIVE=0 skips it).
 #
 #   scripts/fuzz.sh [SECONDS]
 #
-# Two cargo-fuzz targets (tests/host/fuzz), each run for half of SECONDS
-# (default 300 in all), starting from one valid frame of every message
+# Three cargo-fuzz targets (tests/host/fuzz), each run for a third of
+# SECONDS (default 300 in all), starting from seeds
 # (tests/host/stages/examples/p9_seeds.rs) plus the corpus of earlier runs:
 #   p9_decode     any bytes, decoded as request and reply: no panic, and what
-#                 decodes agrees with its header
+#                 decodes agrees with its header (seeds: one valid frame of
+#                 every message)
 #   p9_roundtrip  decode -> encode -> decode gives the same bytes and message
+#   p9_session    the bytes are a program of requests and fake-VFS mutations,
+#                 run against r9p's session logic (solutions/lib/r9p/session.rs)
+#                 over an adversarial fake VFS, with the invariants checked
+#                 after every step: confinement, the acting user, no blocking
+#                 or magic-link read, memory within the limits, nothing before
+#                 Tversion, unique qids (tests/host/stages/src/r9p_session_harness.rs;
+#                 seeds: a session that attaches, one that reads a little).
+#                 Replay an input with a trace:
+#                 (cd tests/host && cargo run --example r9p_session_replay -- FILE)
 # Prints, per target, libFuzzer's executions, coverage (cov: edges, ft:
 # features) and corpus size; exits 1 on a crash (the input is kept in
 # tests/host/fuzz/artifacts/TARGET/, replay it with the command shown).
@@ -27,7 +37,7 @@ set -uo pipefail
 
 TOTAL=${1:-300}
 [[ "$TOTAL" =~ ^[0-9]+$ ]] && [ "$TOTAL" -ge 2 ] || die "usage: scripts/fuzz.sh [SECONDS]"
-TARGETS=(p9_decode p9_roundtrip)
+TARGETS=(p9_decode p9_roundtrip p9_session)
 PER=$((TOTAL / ${#TARGETS[@]}))
 CARGO_FUZZ_VERSION=0.13.2
 CARGO_FUZZ="$TOOLS/cargo-fuzz-$CARGO_FUZZ_VERSION/bin/cargo-fuzz"
@@ -72,8 +82,9 @@ fi
 
 say "writing the seed corpus"
 SEEDS="$LOGS/seeds"
-rm -rf "$SEEDS"
-(cd "$REPO/tests/host" && RUSTC=$RUSTC "$CARGO" run --quiet --example p9_seeds -- "$SEEDS") ||
+SESSION_SEEDS="$LOGS/session-seeds"
+rm -rf "$SEEDS" "$SESSION_SEEDS"
+(cd "$REPO/tests/host" && RUSTC=$RUSTC "$CARGO" run --quiet --example p9_seeds -- "$SEEDS" "$SESSION_SEEDS") ||
 	die "could not write the seeds"
 
 TOTAL_EXECS=0
@@ -82,7 +93,11 @@ SUMMARY=()
 for target in "${TARGETS[@]}"; do
 	corpus="$FUZZ/corpus/$target"
 	mkdir -p "$corpus" "$FUZZ/artifacts/$target"
-	cp "$SEEDS"/* "$corpus"/
+	if [ "$target" = p9_session ]; then
+		cp "$SESSION_SEEDS"/* "$corpus"/
+	else
+		cp "$SEEDS"/* "$corpus"/
+	fi
 	log="$LOGS/$target.log"
 	say "fuzzing $target for $PER s (log: ${log#"$REPO"/})"
 	(cd "$FUZZ" && $RUN run "${FLAGS[@]}" "$target" "$corpus" -- \
@@ -107,6 +122,8 @@ for target in "${TARGETS[@]}"; do
 		artifact=$(sed -n 's/.*Test unit written to \(.*\)$/\1/p' "$log" | tail -1)
 		line="$line: CRASH"
 		grep -E -A8 'panicked at|ERROR: libFuzzer' "$log" | head -20 >&2
+		[ "$target" = p9_session ] && [ -n "$artifact" ] &&
+			note "trace: (cd tests/host && cargo run --example r9p_session_replay -- $artifact)"
 		[ -n "$artifact" ] && note "input: $artifact; replay: (cd tests/host/fuzz && RUSTC_BOOTSTRAP=1 cargo fuzz run --sanitizer none $target $artifact)"
 	fi
 	SUMMARY+=("$line")

@@ -51,6 +51,22 @@ const NAMES: [&[u8]; 24] = [
     b"a.old",
 ];
 
+/// The `p9_session` fuzz target's seeds: a session that versions and
+/// attaches, and one that walks, opens, reads and lists a little. The rest
+/// is the fuzzer's to find.
+pub fn seed_programs() -> Vec<(&'static str, Vec<u8>)> {
+    vec![
+        ("attach", vec![0, 0, 0, 2, 1, 0, 1, 0]),
+        (
+            "tour",
+            vec![
+                0, 0, 0, 2, 1, 0, 1, 0, 2, 0, 1, 2, 2, 4, 4, 1, 0, 5, 1, 0, 100, 0, 2, 0, 2, 1,
+                2, 4, 2, 0, 6, 2, 4, 7, 1, 10, 1, 10, 2,
+            ],
+        ),
+    ]
+}
+
 /// What a run did, for the statistics.
 #[derive(Debug, Default, Clone, Copy)]
 pub struct Stats {
