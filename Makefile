@@ -26,7 +26,7 @@
 #   make book                   build the book into build/book (then open
 #                               build/book/index.html)
 #   make bench                  benchmarks (speed targets live here, not in tests)
-#   make fuzz [FUZZ_SECONDS=300]  fuzz the 9P decoder, then the live server in the VM (FUZZ_LIVE=0: not)
+#   make fuzz [FUZZ_SECONDS=300]  fuzz the 9P decoder and the session logic, then the live server in the VM (FUZZ_LIVE=0: not), then r9p, diod and QEMU side by side (FUZZ_COMPARE=0: not)
 #
 # Every version (kernel, rustc, bindgen, virtme-ng, ...) is pinned in
 # versions.env; the compiler variables for kernel builds are set in one place,

@@ -1,7 +1,10 @@
 #!/bin/bash
 # make fuzz [FUZZ_SECONDS=300]: fuzz the 9P2000.L decoder and r9p's session
 # logic for a bounded time, then the live server (scripts/fuzz-live.sh:
-# stage 30 in the VM, 100,000 messages; FUZZ_LIVE=0 skips it).
+# stage 30 in the VM, 100,000 messages; FUZZ_LIVE=0 skips it), then the
+# same live fuzzers against r9p, diod and QEMU's 9p server side by side
+# (scripts/fuzz-compare.sh: FUZZ_COMPARE=0 skips it, FUZZ_COMPARE_COUNT
+# sets its messages and calls per server, 20000 by default).
 #
 #   scripts/fuzz.sh [SECONDS]
 #
@@ -141,13 +144,27 @@ if [ "${FUZZ_LIVE:-1}" != 0 ]; then
 	grep -E '^(ok|FAIL) +(fuzz|the fuzzer|64 clients|after the fuzzer|kmemleak|kernel log)|passed, .* failed' "$LOGS/live.log"
 fi
 
+# The three servers side by side, in another VM (FUZZ_COMPARE=0 skips it).
+COMPARE=0
+if [ "${FUZZ_COMPARE:-1}" != 0 ]; then
+	say "fuzzing r9p, diod and QEMU's 9p server side by side (scripts/fuzz-compare.sh)"
+	if "$REPO/scripts/fuzz-compare.sh" "${FUZZ_COMPARE_COUNT:-20000}" >"$LOGS/compare.log" 2>&1; then
+		COMPARE=1
+	fi
+	grep -E '^\|' "$LOGS/compare.log"
+fi
+
 echo
 for line in "${SUMMARY[@]}"; do echo "$line"; done
 echo "total: $TOTAL_EXECS executions in $((PER * ${#TARGETS[@]})) s, $CRASHES crashing target(s)"
 if [ "${FUZZ_LIVE:-1}" != 0 ]; then
 	[ $LIVE = 1 ] && echo "live: the server passed (see ${LOGS#"$REPO"/}/live.log)" || echo "live: FAILED (see ${LOGS#"$REPO"/}/live.log)"
 fi
-total=$((${#TARGETS[@]} + (${FUZZ_LIVE:-1} != 0)))
-failed=$((CRASHES + (${FUZZ_LIVE:-1} != 0 && LIVE == 0)))
+if [ "${FUZZ_COMPARE:-1}" != 0 ]; then
+	[ $COMPARE = 1 ] && echo "compare: the table is in book/src/fuzzing.md (see ${LOGS#"$REPO"/}/compare.log)" ||
+		echo "compare: FAILED (see ${LOGS#"$REPO"/}/compare.log)"
+fi
+total=$((${#TARGETS[@]} + (${FUZZ_LIVE:-1} != 0) + (${FUZZ_COMPARE:-1} != 0)))
+failed=$((CRASHES + (${FUZZ_LIVE:-1} != 0 && LIVE == 0) + (${FUZZ_COMPARE:-1} != 0 && COMPARE == 0)))
 echo "$((total - failed)) passed, $failed failed"
 [ "$failed" -eq 0 ]

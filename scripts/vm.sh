@@ -20,6 +20,8 @@
 #   nvme:...,latency_ms=N  a slow controller: its namespace is QEMU's null-co
 #                    driver (reads give zeroes, writes are dropped, no image),
 #                    and every I/O takes N ms (for timeout tests)
+#   9p:TAG=DIR       QEMU's own 9p server, exporting the host's DIR read-only
+#                    as the virtio-9p tag TAG (mount -t 9p -o trans=virtio TAG)
 # QMP=yes in stage.env: the guest may drive QEMU's monitor (tests/qmp.sh;
 # scripts/qmp-agent.py relays). Then every NVMe controller has the QEMU id
 # of its serial, sits alone behind a PCIe root port of a q35 machine, and
@@ -206,6 +208,11 @@ with open(sys.argv[1], "r+b") as f:
 			QEMU_OPTS+=("-drive file=$img,if=none,id=nvm$NVME,format=raw,discard=unmap -device nvme,drive=nvm$NVME,$opts")
 		fi
 		NVME=$((NVME + 1))
+		;;
+	9p:*=*) # QEMU's 9p server: the guest mounts it with the tag
+		tag=${dev#9p:} && tag=${tag%%=*} dir=${dev#*=}
+		[ -d "$dir" ] || die "$dev: no directory $dir"
+		QEMU_OPTS+=("-fsdev local,id=$tag,path=$dir,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=$tag,mount_tag=$tag")
 		;;
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
 	esac

@@ -16,6 +16,9 @@ Usage:
                                                 (its files of at most MAX bytes; one
                                                 client in EVERY lists "many")
   p9h.py fuzz PORT SEED COUNT CONNS             COUNT malformed/semi-valid messages
+                                                (P9H_ANAME: the attach's aname, for diod)
+  p9h.py mountfuzz DIR SEED COUNT               COUNT random read-only system calls on
+                                                a v9fs mount (any server's, QEMU's too)
 
 Each check prints "ok WHAT" or "not-ok WHAT" (with "# DETAIL" lines after a
 failure); test.sh turns them into results. The connection code is
@@ -55,7 +58,9 @@ def ok(cond, what, detail=""):
 
 
 def attach_body(fid, uid, uname="root"):
-    return struct.pack("<II", fid, NOFID) + s(uname) + s("") + struct.pack("<I", uid)
+    # diod serves the export the attach names (aname); r9p has one.
+    aname = os.environ.get("P9H_ANAME", "")
+    return struct.pack("<II", fid, NOFID) + s(uname) + s(aname) + struct.pack("<I", uid)
 
 
 def frame(ty, tag, body):
@@ -603,8 +608,28 @@ def fuzz_message(r, state):
 def fuzz(port, seed, count, nconns):
     r = random.Random(seed)
     conns = {}
-    stats = {"sent": 0, "closed": 0, "replies": 0, "bytes": 0}
+    stats = {"sent": 0, "closed": 0, "replies": 0, "bytes": 0, "lerror": 0, "malformed": 0}
     state = {"lasttag": 1}
+    pending = {}
+
+    def count_replies(k, data):
+        """Counts the whole reply frames received on connection k: those
+        that say Rlerror, and those no server may send (a size below the
+        header, above 1 MiB, or a request's even type): the rest of such a
+        stream is dropped."""
+        buf = pending.get(k, b"") + data
+        while len(buf) >= 7:
+            size, ty = struct.unpack_from("<IB", buf)
+            if size < 7 or size > 1 << 20 or ty % 2 == 0:
+                stats["malformed"] += 1
+                buf = b""
+                break
+            if len(buf) < size:
+                break
+            stats["replies"] += 1
+            stats["lerror"] += ty == RLERROR
+            buf = buf[size:]
+        pending[k] = buf
 
     def connect(k):
         for _ in range(50):
@@ -638,9 +663,11 @@ def fuzz(port, seed, count, nconns):
         if not data:
             so.close()
             del conns[k]
+            pending.pop(k, None)
             stats["closed"] += 1
             return
         stats["bytes"] += len(data)
+        count_replies(k, data)
 
     def send(so, msg):
         """Sends all of msg on a non-blocking socket (a system call per
@@ -659,6 +686,7 @@ def fuzz(port, seed, count, nconns):
         k = r.randrange(nconns)
         if k not in conns:
             connect(k)
+            pending.pop(k, None)
         msg = fuzz_message(r, state)
         so = conns[k]
         try:
@@ -681,13 +709,91 @@ def fuzz(port, seed, count, nconns):
         so.close()
     ok(True, f"fuzz: {stats['sent']} messages (seed {seed}) over {nconns} connections at a time, "
        f"{stats['closed']} closed by the server and reopened, {stats['bytes']} bytes of replies, {time.time() - t0:.0f} s")
+    print(f"# fuzz-stats sent={stats['sent']} seconds={time.time() - t0:.1f} replies={stats['replies']} "
+          f"lerror={stats['lerror']} malformed={stats['malformed']} closed={stats['closed']}", flush=True)
+
+
+# The paths mountfuzz picks from, relative to the mount: the fixture of
+# scripts/fuzz-compare.sh, and names that are not there.
+MOUNT_PATHS = ["", "files", "private", "link", "abs", "loop", "fifo", "big", "deep", "nope",
+               "files/.."] + [f"files/f{i}" for i in range(20)] + ["deep/" + "/".join(["d"] * n) for n in (1, 5, 20, 40)]
+# What a server's failure looks like to a system call, rather than a refusal.
+IO_ERRORS = {5, 71, 74, 121, 131}  # EIO, EPROTO, EBADMSG, EREMOTEIO, ENOTRECOVERABLE
+
+
+def mountfuzz(d, seed, count):
+    """COUNT random read-only system calls on the mount d, seed SEED: the
+    same calls on every server's mount. A call that takes more than 15 s is
+    a hang (and ends the run); errno values that mean the server failed
+    (EIO, EPROTO, ...) are counted apart from refusals."""
+    import queue
+    r = random.Random(seed)
+    jobs, results = queue.Queue(), queue.Queue()
+
+    def worker():
+        while True:
+            f = jobs.get()
+            try:
+                results.put((True, f()))
+            except OSError as e:
+                results.put((False, e.errno))
+            except Exception as e:  # noqa: BLE001  (a bug of this client, not an errno)
+                results.put((False, repr(e)))
+
+    threading.Thread(target=worker, daemon=True).start()
+
+    def path():
+        p = os.path.join(d, r.choice(MOUNT_PATHS))
+        k = r.randrange(10)
+        if k == 0:
+            p = os.path.join(p, "..", "..", r.choice(MOUNT_PATHS))
+        elif k == 1:
+            p = os.path.join(p, r.choice(["x", "a" * 300, "..", "."]))
+        return p
+
+    def read_some(p, flags, size, offset):
+        fd = os.open(p, os.O_RDONLY | os.O_NONBLOCK | flags)
+        try:
+            return len(os.pread(fd, size, offset))
+        finally:
+            os.close(fd)
+
+    def op():
+        p = path()
+        k = r.randrange(9)
+        size = r.choice([0, 1, 4096, 65536, 1 << 20])
+        offset = r.choice([0, 1, 4095, 1 << 20, 1 << 40])
+        return [lambda: os.stat(p), lambda: os.lstat(p), lambda: read_some(p, 0, size, offset),
+                lambda: len(os.listdir(p)), lambda: os.readlink(p), lambda: os.access(p, os.R_OK),
+                lambda: read_some(p, os.O_NOATIME, size, offset), lambda: os.statvfs(p),
+                lambda: read_some(p, os.O_DIRECTORY, size, 0)][k]
+
+    stats = {"ops": 0, "errors": 0, "ioerrors": 0, "hangs": 0}
+    t0 = time.time()
+    for _ in range(count):
+        jobs.put(op())
+        try:
+            done, value = results.get(timeout=15)
+        except queue.Empty:
+            stats["hangs"] += 1
+            break
+        stats["ops"] += 1
+        if not done:
+            stats["errors"] += 1
+            stats["ioerrors"] += value in IO_ERRORS
+    ok(stats["hangs"] == 0, f"mountfuzz: {stats['ops']} system calls on {d} (seed {seed}) in {time.time() - t0:.0f} s")
+    print(f"# mountfuzz-stats ops={stats['ops']} seconds={time.time() - t0:.1f} errors={stats['errors']} "
+          f"ioerrors={stats['ioerrors']} hangs={stats['hangs']}", flush=True)
 
 
 def main():
-    cmd, port = sys.argv[1], int(sys.argv[2])
+    cmd = sys.argv[1]
+    # mountfuzz's first argument is a directory, every other command's a port.
+    port = sys.argv[2] if cmd == "mountfuzz" else int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "idle": idle, "deep": deep, "access": access, "squash": squash, "attach": attach, "clients": clients, "fuzz": fuzz}[cmd](port, *a)
+        {"limits": limits, "idle": idle, "deep": deep, "access": access, "squash": squash, "attach": attach,
+         "clients": clients, "fuzz": fuzz, "mountfuzz": mountfuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")
     sys.exit(1 if FAILED else 0)
