@@ -9,12 +9,36 @@ use core::fmt;
 /// The codec is `core`-only, so it cannot name `kernel::error::code`; these
 /// are the same numbers the v9fs client turns back into `-errno`.
 pub(crate) mod errno {
+    /// No such file or directory.
+    pub(crate) const ENOENT: u32 = 2;
     /// Input/output error.
     pub(crate) const EIO: u32 = 5;
+    /// Bad file descriptor: no such fid, or a fid not open.
+    pub(crate) const EBADF: u32 = 9;
+    /// Resource temporarily unavailable (a lease, with `O_NONBLOCK`).
+    pub(crate) const EAGAIN: u32 = 11;
+    /// Out of memory.
+    pub(crate) const ENOMEM: u32 = 12;
+    /// Permission denied.
+    pub(crate) const EACCES: u32 = 13;
+    /// The fid number is in use.
+    pub(crate) const EEXIST: u32 = 17;
+    /// The name is on another file system (a mount inside the export).
+    pub(crate) const EXDEV: u32 = 18;
+    /// Not a directory.
+    pub(crate) const ENOTDIR: u32 = 20;
+    /// Is a directory.
+    pub(crate) const EISDIR: u32 = 21;
     /// Invalid argument.
     pub(crate) const EINVAL: u32 = 22;
+    /// Too many fids, or walked names.
+    pub(crate) const EMFILE: u32 = 24;
     /// Read-only file system.
     pub(crate) const EROFS: u32 = 30;
+    /// A name longer than `NAME_MAX`, or a link target longer than `msize`.
+    pub(crate) const ENAMETOOLONG: u32 = 36;
+    /// A symlink where a file was wanted.
+    pub(crate) const ELOOP: u32 = 40;
     /// No data available (no such extended attribute).
     pub(crate) const ENODATA: u32 = 61;
     /// Protocol error.

@@ -33,6 +33,7 @@ pub(crate) mod nodes;
 #[path = "session/vfs.rs"]
 pub(crate) mod vfs;
 
+use crate::p9::error::errno::*;
 use crate::p9::{
     self,
     dirent::{
@@ -59,7 +60,6 @@ use crate::p9::{
         Rlopen,
         Rread,
         Rreadlink,
-        Rstatfs,
         Rversion,
         Rwalk,
         WalkQids,
@@ -86,7 +86,6 @@ use nodes::{
     Nodes, //
 };
 use vfs::{
-    errno::*,
     may::*,
     mode,
     open_flags::*,
@@ -94,8 +93,7 @@ use vfs::{
     Buffer,
     Errno,
     VResult,
-    Vfs,
-    Who, //
+    Vfs, //
 };
 
 /// The smallest `msize` the server agrees to (v9fs itself needs 4 KiB).
@@ -366,12 +364,11 @@ impl<V: Vfs> Session<V> {
         if self.fids.contains(t.fid) {
             return Err(EEXIST);
         }
-        let who = if t.n_uname == NONUNAME {
-            Who::Name(t.uname)
+        let (mut uid, mut user) = if t.n_uname == NONUNAME {
+            self.vfs.user_by_name(t.uname)?
         } else {
-            Who::Uid(t.n_uname)
+            (t.n_uname, self.vfs.user_by_uid(t.n_uname)?)
         };
-        let (mut uid, mut user) = self.vfs.user(who)?;
         if uid == 0 && !self.limits.allow_root {
             user = self.vfs.anonymous()?;
             uid = ANONYMOUS_UID;
@@ -577,28 +574,11 @@ impl<V: Vfs> Session<V> {
     fn getattr(&self, t: Tgetattr) -> VResult<Reply<'static>> {
         let fid = self.fids.get(t.fid)?;
         let node = self.nodes.get(fid.node)?;
-        let st = self.vfs.getattr(&fid.user, &node.handle)?;
+        let attr = self.vfs.getattr(&fid.user, &node.handle)?;
         Ok(Reply::Getattr(Rgetattr {
             valid: GETATTR_BASIC,
-            qid: nodes::qid_of(&st, self.root_attr.dev),
-            mode: st.mode,
-            uid: st.uid,
-            gid: st.gid,
-            nlink: st.nlink,
-            rdev: st.rdev,
-            size: st.size,
-            blksize: st.blksize,
-            blocks: st.blocks,
-            atime_sec: st.atime.0,
-            atime_nsec: st.atime.1,
-            mtime_sec: st.mtime.0,
-            mtime_nsec: st.mtime.1,
-            ctime_sec: st.ctime.0,
-            ctime_nsec: st.ctime.1,
-            btime_sec: st.btime.0,
-            btime_nsec: st.btime.1,
-            gen: 0,
-            data_version: 0,
+            qid: nodes::qid_of(&attr, self.root_attr.dev),
+            ..attr.st
         }))
     }
     // ANCHOR_END: getattr
@@ -607,18 +587,7 @@ impl<V: Vfs> Session<V> {
     fn statfs(&self, fid: u32) -> VResult<Reply<'static>> {
         let fid = self.fids.get(fid)?;
         let node = self.nodes.get(fid.node)?;
-        let st = self.vfs.statfs(&fid.user, &node.handle)?;
-        Ok(Reply::Statfs(Rstatfs {
-            fs_type: st.fs_type,
-            bsize: st.bsize,
-            blocks: st.blocks,
-            bfree: st.bfree,
-            bavail: st.bavail,
-            files: st.files,
-            ffree: st.ffree,
-            fsid: st.fsid,
-            namelen: st.namelen,
-        }))
+        Ok(Reply::Statfs(self.vfs.statfs(&fid.user, &node.handle)?))
     }
 
     // ANCHOR: readlink

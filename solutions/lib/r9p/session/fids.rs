@@ -6,12 +6,12 @@
 use super::{
     nodes::NodeId,
     vfs::{
-        errno::*,
         Table,
         VResult,
         Vfs, //
     }, //
 };
+use crate::p9::error::errno::*;
 
 // ANCHOR: fid
 /// What a fid stands for.

@@ -11,18 +11,20 @@
 //! drops it, and its parent's hold with it.
 
 use super::vfs::{
-    errno::*,
     mode,
     Attr,
     Table,
     VResult,
     Vfs, //
 };
-use crate::p9::qid::{
-    Qid,
-    QTDIR,
-    QTFILE,
-    QTSYMLINK, //
+use crate::p9::{
+    error::errno::*,
+    qid::{
+        Qid,
+        QTDIR,
+        QTFILE,
+        QTSYMLINK, //
+    }, //
 };
 
 /// The longest name a walk may use (`NAME_MAX`).

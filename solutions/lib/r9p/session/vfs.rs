@@ -15,52 +15,16 @@ use super::{
     fids::Fid,
     nodes::Node, //
 };
+use crate::p9::reply::{
+    Rgetattr,
+    Rstatfs, //
+};
 
 /// An errno, positive, as `Rlerror` carries it.
 pub(crate) type Errno = u32;
 
 /// What every call here returns.
 pub(crate) type VResult<T> = core::result::Result<T, Errno>;
-
-/// The errno values the session answers with (Linux's, from `errno.h`).
-pub(crate) mod errno {
-    /// No such file or directory.
-    pub(crate) const ENOENT: u32 = 2;
-    /// Bad file descriptor: no such fid, or a fid not open.
-    pub(crate) const EBADF: u32 = 9;
-    /// Resource temporarily unavailable (a lease, with `O_NONBLOCK`).
-    pub(crate) const EAGAIN: u32 = 11;
-    /// Out of memory.
-    pub(crate) const ENOMEM: u32 = 12;
-    /// Permission denied.
-    pub(crate) const EACCES: u32 = 13;
-    /// The fid number is in use.
-    pub(crate) const EEXIST: u32 = 17;
-    /// The name is on another file system (a mount inside the export).
-    pub(crate) const EXDEV: u32 = 18;
-    /// Not a directory.
-    pub(crate) const ENOTDIR: u32 = 20;
-    /// Is a directory.
-    pub(crate) const EISDIR: u32 = 21;
-    /// Invalid argument.
-    pub(crate) const EINVAL: u32 = 22;
-    /// Too many fids, or walked names.
-    pub(crate) const EMFILE: u32 = 24;
-    /// Read-only file system.
-    pub(crate) const EROFS: u32 = 30;
-    /// A name longer than `NAME_MAX`, or a link target longer than `msize`.
-    pub(crate) const ENAMETOOLONG: u32 = 36;
-    /// A symlink where a file was wanted.
-    pub(crate) const ELOOP: u32 = 40;
-    /// No data available (no such extended attribute).
-    pub(crate) const ENODATA: u32 = 61;
-    /// Protocol error.
-    pub(crate) const EPROTO: u32 = 71;
-    /// Message too long.
-    pub(crate) const EMSGSIZE: u32 = 90;
-    /// Operation not supported.
-    pub(crate) const EOPNOTSUPP: u32 = 95;
-}
 
 /// `S_IFMT` and the file types the session tells apart (`stat.h`).
 pub(crate) mod mode {
@@ -94,35 +58,13 @@ pub(crate) mod open_flags {
 }
 
 // ANCHOR: attr
-/// What `getattr` reports of a file: `struct kstat`'s fields the session
-/// answers with, plus one the qid and the link rules need.
+/// What `getattr` reports of a file: `Rgetattr`'s fields, as `struct kstat`
+/// has them (its qid is the session's to make: left at its default), and
+/// what the qid and the link rules need besides.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub(crate) struct Attr {
-    /// `st_mode`: the type bits and the permissions.
-    pub(crate) mode: u32,
-    /// Owner.
-    pub(crate) uid: u32,
-    /// Group.
-    pub(crate) gid: u32,
-    /// Hard links.
-    pub(crate) nlink: u64,
-    /// The device a special file is, as user space encodes it.
-    pub(crate) rdev: u64,
-    /// Size in bytes.
-    pub(crate) size: u64,
-    /// Preferred I/O size.
-    pub(crate) blksize: u64,
-    /// 512-byte blocks.
-    pub(crate) blocks: u64,
-    /// Access, modification, change and birth times (seconds, nanoseconds);
-    /// a birth time of zero when the file system has none.
-    pub(crate) atime: (u64, u64),
-    /// Modification time.
-    pub(crate) mtime: (u64, u64),
-    /// Status change time.
-    pub(crate) ctime: (u64, u64),
-    /// Birth time.
-    pub(crate) btime: (u64, u64),
+    /// The status, as the reply carries it.
+    pub(crate) st: Rgetattr,
     /// The file system's device: inode numbers are unique within one.
     pub(crate) dev: u64,
     /// The inode number.
@@ -137,31 +79,8 @@ pub(crate) struct Attr {
 impl Attr {
     /// The type bits of the mode.
     pub(crate) fn file_type(&self) -> u32 {
-        self.mode & mode::S_IFMT
+        self.st.mode & mode::S_IFMT
     }
-}
-
-/// What `statfs` reports: `struct kstatfs`'s fields, as `Rstatfs` has them.
-#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
-pub(crate) struct StatFs {
-    /// The file system's magic number.
-    pub(crate) fs_type: u32,
-    /// Block size.
-    pub(crate) bsize: u32,
-    /// Blocks, free blocks, blocks free to unprivileged users.
-    pub(crate) blocks: u64,
-    /// Free blocks.
-    pub(crate) bfree: u64,
-    /// Free blocks for unprivileged users.
-    pub(crate) bavail: u64,
-    /// Inodes.
-    pub(crate) files: u64,
-    /// Free inodes.
-    pub(crate) ffree: u64,
-    /// The file system's id.
-    pub(crate) fsid: u64,
-    /// The longest name.
-    pub(crate) namelen: u32,
 }
 
 /// One directory entry, as the file system reports it.
@@ -175,15 +94,6 @@ pub(crate) struct DirEntry<'a> {
     pub(crate) ino: u64,
     /// `DT_DIR`, `DT_REG`, `DT_LNK`, ...
     pub(crate) dtype: u8,
-}
-
-/// The user a `Tattach` names.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub(crate) enum Who<'a> {
-    /// By number: `n_uname`.
-    Uid(u32),
-    /// By name: `uname`, when `n_uname` is `NONUNAME`.
-    Name(&'a [u8]),
 }
 
 // ANCHOR: vfs
@@ -240,12 +150,16 @@ pub(crate) trait Vfs: Sized {
     /// Copies the target of the symlink into `out`; its length
     /// (`ENAMETOOLONG` if it does not fit).
     fn readlink(&self, user: &Self::User, h: &Self::Handle, out: &mut [u8]) -> VResult<usize>;
-    /// The numbers of the file system the file is on.
-    fn statfs(&self, user: &Self::User, h: &Self::Handle) -> VResult<StatFs>;
-    /// The credentials of the user `who` names, and their uid; `EACCES` if
-    /// the user database has no such user. Asked at every attach: the
-    /// database may have changed since the last.
-    fn user(&self, who: Who<'_>) -> VResult<(u32, Self::User)>;
+    /// The numbers of the file system the file is on, as `Rstatfs` has
+    /// them.
+    fn statfs(&self, user: &Self::User, h: &Self::Handle) -> VResult<Rstatfs>;
+    /// The credentials of the user whose uid is `uid`; `EACCES` if the
+    /// user database has no such user. Asked at every attach: the database
+    /// may have changed since the last.
+    fn user_by_uid(&self, uid: u32) -> VResult<Self::User>;
+    /// The credentials of the user named `name`, and their uid; `EACCES`
+    /// if the user database has no such user.
+    fn user_by_name(&self, name: &[u8]) -> VResult<(u32, Self::User)>;
     /// The credentials of the anonymous user (uid and gid 65534, no
     /// group, no capability), whom a squashed root acts for.
     fn anonymous(&self) -> VResult<Self::User>;

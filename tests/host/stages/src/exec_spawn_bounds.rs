@@ -36,7 +36,9 @@ fn exec_spawn_bounds_are_in_executor_rs() {
         trees.push(crate::TREE);
     }
     for tree in trees {
-        let path = Path::new(crate::REPO).join(tree).join("22-executor/executor.rs");
+        let path = Path::new(crate::REPO)
+            .join(tree)
+            .join("22-executor/executor.rs");
         let text = read(&path);
         for bound in BOUNDS {
             assert!(
@@ -65,7 +67,11 @@ fn exec_spawn_lessons_use_the_same_bounds() {
         })
         .collect();
     lessons.sort();
-    assert!(lessons.len() >= 2, "the exec_*.rs lessons are missing from {}", ui.display());
+    assert!(
+        lessons.len() >= 2,
+        "the exec_*.rs lessons are missing from {}",
+        ui.display()
+    );
     for lesson in lessons {
         let text = read(&lesson);
         assert!(

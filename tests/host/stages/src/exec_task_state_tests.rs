@@ -42,7 +42,11 @@ fn raw(s: &TaskState) -> u8 {
     // `TaskState` is a struct with one `AtomicU8` field and no other: with a
     // size of 1, that field can only be at offset 0, so a `&TaskState` points
     // at the `AtomicU8`. (Shared access to an atomic: no aliasing issue.)
-    assert_eq!(std::mem::size_of::<TaskState>(), 1, "TaskState is one AtomicU8");
+    assert_eq!(
+        std::mem::size_of::<TaskState>(),
+        1,
+        "TaskState is one AtomicU8"
+    );
     // SAFETY: see above; the reference lives as long as `s`.
     let atomic = unsafe { &*(s as *const TaskState).cast::<AtomicU8>() };
     atomic.load(Ordering::SeqCst)
@@ -219,7 +223,11 @@ fn exec_done_by_finishing() {
     // A poll that returns `Ready` ends the task, woken meanwhile or not.
     for from in [RUNNING, WOKEN] {
         let s = in_state(from);
-        assert!(!s.end(true), "end(true) from {} must not requeue", name(from));
+        assert!(
+            !s.end(true),
+            "end(true) from {} must not requeue",
+            name(from)
+        );
         assert_eq!(raw(&s), DONE);
         assert!(!s.wake());
         assert!(!s.start());
@@ -246,7 +254,11 @@ fn exec_diagram_paths() {
         (Call::Wake, false, DONE),
     ];
     for (i, (c, returns, after)) in steps.into_iter().enumerate() {
-        assert_eq!((call(&s, c), name(raw(&s))), (returns, name(after)), "step {i}: {c:?}");
+        assert_eq!(
+            (call(&s, c), name(raw(&s))),
+            (returns, name(after)),
+            "step {i}: {c:?}"
+        );
     }
 }
 
@@ -331,7 +343,11 @@ impl Sim {
         match step {
             Step::Wake => {
                 let queue = self.state.wake();
-                prop_assert!(!(self.done && queue), "step {}: a wake queued a done task", i);
+                prop_assert!(
+                    !(self.done && queue),
+                    "step {}: a wake queued a done task",
+                    i
+                );
                 if queue {
                     self.enqueue();
                 }
@@ -354,8 +370,10 @@ impl Sim {
                 if self.workers[w] == Worker::Holding {
                     if self.state.start() {
                         prop_assert!(!self.done, "step {}: worker {} polls a done task", i, w);
-                        let others =
-                            self.workers.iter().filter(|s| matches!(s, Worker::Polling { .. }));
+                        let others = self
+                            .workers
+                            .iter()
+                            .filter(|s| matches!(s, Worker::Polling { .. }));
                         prop_assert_eq!(
                             others.count(),
                             0,
@@ -412,7 +430,11 @@ impl Sim {
 
     /// The guarantees, and the exact state, after step `i`.
     fn check(&self, i: usize) -> Result<(), TestCaseError> {
-        let holding = self.workers.iter().filter(|w| **w == Worker::Holding).count();
+        let holding = self
+            .workers
+            .iter()
+            .filter(|w| **w == Worker::Holding)
+            .count();
         let mut polling = 0;
         let mut woken = false;
         for w in &self.workers {
@@ -472,7 +494,10 @@ impl Sim {
             i += 1;
             prop_assert!(i < 1_000_000, "the workers never settle");
         }
-        prop_assert!(!self.unserved_wake || self.done, "settled with a wake unserved");
+        prop_assert!(
+            !self.unserved_wake || self.done,
+            "settled with a wake unserved"
+        );
         if !self.done {
             // Idle: the next wake queues it.
             prop_assert!(self.state.wake(), "settled but not Idle");
@@ -499,7 +524,10 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
             (2 * wake, Just(Step::Wake).boxed()),
             (2 * work, (0usize..3).prop_map(Step::Pop).boxed()),
             (2 * work, (0usize..3).prop_map(Step::Start).boxed()),
-            (2 * work, (0usize..3).prop_map(|w| Step::End(w, false)).boxed()),
+            (
+                2 * work,
+                (0usize..3).prop_map(|w| Step::End(w, false)).boxed(),
+            ),
         ];
         if ready {
             choices.push((1, (0usize..3).prop_map(|w| Step::End(w, true)).boxed()));
@@ -512,7 +540,11 @@ fn steps() -> impl Strategy<Value = Vec<Step>> {
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -532,7 +564,12 @@ fn exec_model_lockstep() {
     // must cost exactly one more poll.
     let mut steps = Vec::new();
     for _ in 0..100 {
-        steps.extend([Step::Pop(0), Step::Start(0), Step::Wake, Step::End(0, false)]);
+        steps.extend([
+            Step::Pop(0),
+            Step::Start(0),
+            Step::Wake,
+            Step::End(0, false),
+        ]);
     }
     steps.extend([Step::Pop(0), Step::Start(0), Step::End(0, true)]);
     let polls = run(1, &steps).unwrap_or_else(|e| panic!("{e}"));
@@ -602,13 +639,19 @@ impl Shared {
 
     /// Panics if a waker or worker failed.
     fn check(&self) {
-        assert!(!self.failed.load(Ordering::SeqCst), "a waker or worker failed: see its panic");
+        assert!(
+            !self.failed.load(Ordering::SeqCst),
+            "a waker or worker failed: see its panic"
+        );
     }
 
     /// `Executor::enqueue`.
     fn enqueue(&self, queue: &mpsc::Sender<()>) {
         let before = self.in_flight.fetch_add(1, Ordering::SeqCst);
-        assert_eq!(before, 0, "a second work item queued while one is in flight");
+        assert_eq!(
+            before, 0,
+            "a second work item queued while one is in flight"
+        );
         queue.send(()).expect("the workers are gone");
     }
 
@@ -630,7 +673,10 @@ impl Shared {
             return;
         }
         assert!(!after_cancel, "start() after cancel() said poll");
-        assert!(!self.polling.swap(true, Ordering::SeqCst), "two polls at once");
+        assert!(
+            !self.polling.swap(true, Ordering::SeqCst),
+            "two polls at once"
+        );
         // The poll: look at the wakes so far; done once all were seen.
         let seen = self.sent.load(Ordering::Relaxed);
         // Give the wakers the processor in the middle of the poll: the wakes
@@ -639,7 +685,10 @@ impl Shared {
         // overlap at all).
         thread::yield_now();
         let previous = self.observed.fetch_max(seen, Ordering::Relaxed);
-        assert!(seen >= previous, "a poll saw fewer wakes than an earlier one");
+        assert!(
+            seen >= previous,
+            "a poll saw fewer wakes than an earlier one"
+        );
         self.polls.fetch_add(1, Ordering::Relaxed);
         let ready = seen == self.target;
         self.polling.store(false, Ordering::SeqCst);
@@ -751,13 +800,17 @@ fn stress(workers: usize) {
         barrier.wait(); // every wake of the round returned
         let sent = round * WAKERS * PER_ROUND;
         let lost = format!("round {round}: lost wake: no poll saw all {sent} wakes");
-        wait_for(&shared, &lost, || shared.observed.load(Ordering::Relaxed) == sent);
+        wait_for(&shared, &lost, || {
+            shared.observed.load(Ordering::Relaxed) == sent
+        });
     }
     for h in wakers {
         h.join().expect("a waker panicked");
     }
     // The last poll saw every wake: the future is ready, the task done.
-    wait_for(&shared, "the future never finished", || shared.finished.load(Ordering::SeqCst));
+    wait_for(&shared, "the future never finished", || {
+        shared.finished.load(Ordering::SeqCst)
+    });
     drop(stop);
     drop(tx);
     for h in worker_handles {
@@ -772,7 +825,10 @@ fn stress(workers: usize) {
         "{polls} polls: at least one per round, at most one per wake (and spawn's)"
     );
     // The race this test is about happened: wakes during polls.
-    assert!(shared.requeues.load(Ordering::Relaxed) > 0, "no wake ever arrived during a poll");
+    assert!(
+        shared.requeues.load(Ordering::Relaxed) > 0,
+        "no wake ever arrived during a poll"
+    );
 }
 
 #[test]
@@ -826,6 +882,10 @@ fn exec_stress_cancel_while_waking() {
     shared.check();
     // At most the poll in progress at the cancel ended after it.
     assert!(shared.polls.load(Ordering::SeqCst) <= polls_at_cancel + 1);
-    assert_eq!(shared.in_flight.load(Ordering::SeqCst), 0, "a work item was left queued");
+    assert_eq!(
+        shared.in_flight.load(Ordering::SeqCst),
+        0,
+        "a work item was left queued"
+    );
     assert_eq!(raw(&shared.state), DONE);
 }

@@ -3,8 +3,10 @@
 //! commands, rings and Identify data, and stage 12's PRP lists and I/O
 //! commands (`nvme_*`; stage 12's `nvme_prp_*` and `nvme_io_*`), stage 15's
 //! passthrough ioctls (`nvme_passthru_*`), stage 22's task state machine
-//! (`exec_*`), stage 26's 9P codec (`p9_*`), and stage 31's passwd and
-//! group files (`r9p_*`).
+//! (`exec_*`), stage 26's 9P codec (`p9_*`), stage 31's passwd and
+//! group files (`r9p_*`), and r9p's session logic over a fake VFS
+//! (`session_*`; `r9p_fake`, `r9p_session_harness`, which the `p9_session`
+//! fuzz target drives).
 //!
 //! `build.rs` generates `#[path = "<repo>/<tree>/NN-stage/x.rs"] pub mod x;`
 //! for each stage with such code, so the tests below exercise the files the
@@ -64,6 +66,6 @@ mod params_proptest;
 #[cfg(test)]
 mod params_vectors;
 #[cfg(test)]
-mod r9p_session_tests;
-#[cfg(test)]
 mod r9p_users_tests;
+#[cfg(test)]
+mod session_tests;

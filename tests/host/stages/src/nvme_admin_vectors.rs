@@ -35,9 +35,7 @@
 //! ```
 
 use crate::nvme_admin_spec::Cap;
-use crate::nvme_command::{
-    phase_of, Command, Completion, Status, admin_opc, cns,
-};
+use crate::nvme_command::{admin_opc, cns, phase_of, Command, Completion, Status};
 
 /// The 64 bytes of an SQE as the controller reads them from memory.
 fn sqe_bytes(dwords: [u32; 16]) -> [u8; 64] {
@@ -54,7 +52,10 @@ fn sqe_bytes(dwords: [u32; 16]) -> [u8; 64] {
 fn nvme_identify_constants_are_the_spec_values() {
     // Section 5 (admin command set): Identify is opcode 06h. Section 5.15
     // (Identify), the CNS values: 00h namespace, 01h controller.
-    assert_eq!((admin_opc::IDENTIFY, cns::NAMESPACE, cns::CONTROLLER), (0x06, 0x00, 0x01));
+    assert_eq!(
+        (admin_opc::IDENTIFY, cns::NAMESPACE, cns::CONTROLLER),
+        (0x06, 0x00, 0x01)
+    );
 }
 
 #[test]
@@ -126,18 +127,35 @@ fn nvme_every_sqe_field_lands_in_its_dword() {
         nsid: 0xdead_beef,
         prp1: 0x0123_4567_89ab_c000,
         prp2: 0xfedc_ba98_7654_3000,
-        cdw: [0x1010_1010, 0x1111_1111, 0x1212_1212, 0x1313_1313, 0x1414_1414, 0x1515_1515],
+        cdw: [
+            0x1010_1010,
+            0x1111_1111,
+            0x1212_1212,
+            0x1313_1313,
+            0x1414_1414,
+            0x1515_1515,
+        ],
         sgl: false,
     };
     let dw = cmd.to_dwords(0xffff);
-    assert_eq!(dw[0], 0xffff_00ab, "CDW0: CID 0xffff, FUSE/PSDT 0, OPC 0xab");
+    assert_eq!(
+        dw[0], 0xffff_00ab,
+        "CDW0: CID 0xffff, FUSE/PSDT 0, OPC 0xab"
+    );
     assert_eq!(dw[1], 0xdead_beef, "NSID");
     assert_eq!(dw[2..6], [0, 0, 0, 0], "reserved and MPTR");
     assert_eq!(dw[6..8], [0x89ab_c000, 0x0123_4567], "PRP1 low, high");
     assert_eq!(dw[8..10], [0x7654_3000, 0xfedc_ba98], "PRP2 low, high");
     assert_eq!(
         dw[10..16],
-        [0x1010_1010, 0x1111_1111, 0x1212_1212, 0x1313_1313, 0x1414_1414, 0x1515_1515],
+        [
+            0x1010_1010,
+            0x1111_1111,
+            0x1212_1212,
+            0x1313_1313,
+            0x1414_1414,
+            0x1515_1515
+        ],
         "CDW10-15"
     );
 }
@@ -146,7 +164,13 @@ fn nvme_every_sqe_field_lands_in_its_dword() {
 fn nvme_sgl_sets_psdt_01b_and_nothing_else() {
     // PSDT is CDW0 bits 15:14: 01b says PRP1/PRP2 hold an SGL descriptor.
     // Nothing else of the entry changes.
-    let prp = Command { opcode: 0x02, nsid: 1, prp1: 0x1000, prp2: 0x10, ..Command::default() };
+    let prp = Command {
+        opcode: 0x02,
+        nsid: 1,
+        prp1: 0x1000,
+        prp2: 0x10,
+        ..Command::default()
+    };
     let sgl = Command { sgl: true, ..prp };
     let (a, b) = (prp.to_dwords(7), sgl.to_dwords(7));
     assert_eq!(b[0], a[0] | 1 << 14, "CDW0 gains bit 14 only");
@@ -159,9 +183,16 @@ fn nvme_sgl_sets_psdt_01b_and_nothing_else() {
 fn nvme_sqe_cid_does_not_touch_the_opcode_byte() {
     // FUSE (9:8) and PSDT (15:14) must stay 0 whatever the CID and opcode.
     for (opcode, cid) in [(0xff, 0), (0, 0xffff), (0xff, 0xffff), (0x06, 0x8001)] {
-        let cmd = Command { opcode, ..Command::default() };
+        let cmd = Command {
+            opcode,
+            ..Command::default()
+        };
         let cdw0 = cmd.to_dwords(cid)[0];
-        assert_eq!(cdw0 & 0xff, u32::from(opcode), "OPC of {opcode:#x}/{cid:#x}");
+        assert_eq!(
+            cdw0 & 0xff,
+            u32::from(opcode),
+            "OPC of {opcode:#x}/{cid:#x}"
+        );
         assert_eq!(cdw0 & 0xff00, 0, "FUSE and PSDT of {opcode:#x}/{cid:#x}");
         assert_eq!(cdw0 >> 16, u32::from(cid), "CID of {opcode:#x}/{cid:#x}");
     }
@@ -181,7 +212,10 @@ fn nvme_cqe_success() {
     // Result 0, SQ head 5 of SQ 0, cid 0x1234, phase 1, status 0.
     let dw3 = 0x1234 | 1 << 16;
     let c = Completion::from_dwords([0, 0, 5, dw3]);
-    assert_eq!((c.result, c.sq_head, c.sq_id, c.cid, c.phase), (0, 5, 0, 0x1234, true));
+    assert_eq!(
+        (c.result, c.sq_head, c.sq_id, c.cid, c.phase),
+        (0, 5, 0, 0x1234, true)
+    );
     assert_eq!(c.status, Status(0));
     assert!(c.status.is_success());
     assert_eq!(c.status.describe(), "success");
@@ -204,7 +238,10 @@ fn nvme_cqe_every_field() {
     assert!(c.phase);
     // The status field is DW3 31:17: 0x8005_beef >> 17 = 0x4002.
     assert_eq!(c.status, Status(0x4002));
-    assert_eq!((c.status.sc(), c.status.sct(), c.status.dnr()), (0x02, 0, true));
+    assert_eq!(
+        (c.status.sc(), c.status.sct(), c.status.dnr()),
+        (0x02, 0, true)
+    );
     assert!(!c.status.is_success());
     assert_eq!(c.status.describe(), "invalid field in command");
 }
@@ -219,7 +256,10 @@ fn nvme_cqe_phase_0_and_status_bits() {
     assert!(!c.phase);
     assert_eq!(c.cid, 1);
     // CRD and M sit between SCT and DNR: they must not leak into either.
-    assert_eq!((c.status.sc(), c.status.sct(), c.status.dnr()), (0x81, 2, false));
+    assert_eq!(
+        (c.status.sc(), c.status.sct(), c.status.dnr()),
+        (0x81, 2, false)
+    );
     assert_eq!(c.status.describe(), "media error");
 }
 
@@ -264,7 +304,11 @@ fn nvme_cqe_phase_of() {
     for bit in 0..32 {
         let dw3 = 1u32 << bit;
         assert_eq!(phase_of(dw3), bit == 16, "bit {bit}");
-        assert_eq!(Completion::from_dwords([0, 0, 0, dw3]).phase, bit == 16, "bit {bit}");
+        assert_eq!(
+            Completion::from_dwords([0, 0, 0, dw3]).phase,
+            bit == 16,
+            "bit {bit}"
+        );
     }
 }
 
@@ -294,9 +338,18 @@ fn nvme_doorbells_dstrd_0() {
     // Stride 4 << 0 = 4 bytes: SQ0 tail 0x1000, CQ0 head 0x1004, SQ1 tail
     // 0x1008, ...; queue 3: 0x1000 + 6 * 4 = 0x1018 and 0x1000 + 7 * 4 = 0x101c.
     let cap = cap_with_dstrd(0);
-    assert_eq!((cap.sq_tail_doorbell(0), cap.cq_head_doorbell(0)), (0x1000, 0x1004));
-    assert_eq!((cap.sq_tail_doorbell(1), cap.cq_head_doorbell(1)), (0x1008, 0x100c));
-    assert_eq!((cap.sq_tail_doorbell(3), cap.cq_head_doorbell(3)), (0x1018, 0x101c));
+    assert_eq!(
+        (cap.sq_tail_doorbell(0), cap.cq_head_doorbell(0)),
+        (0x1000, 0x1004)
+    );
+    assert_eq!(
+        (cap.sq_tail_doorbell(1), cap.cq_head_doorbell(1)),
+        (0x1008, 0x100c)
+    );
+    assert_eq!(
+        (cap.sq_tail_doorbell(3), cap.cq_head_doorbell(3)),
+        (0x1018, 0x101c)
+    );
 }
 
 #[test]
@@ -304,20 +357,35 @@ fn nvme_doorbells_dstrd_2() {
     // Stride 4 << 2 = 16 bytes: queue 0 at 0x1000 and 0x1010; queue 3 at
     // 0x1000 + 6 * 16 = 0x1060 and 0x1000 + 7 * 16 = 0x1070.
     let cap = cap_with_dstrd(2);
-    assert_eq!((cap.sq_tail_doorbell(0), cap.cq_head_doorbell(0)), (0x1000, 0x1010));
-    assert_eq!((cap.sq_tail_doorbell(3), cap.cq_head_doorbell(3)), (0x1060, 0x1070));
+    assert_eq!(
+        (cap.sq_tail_doorbell(0), cap.cq_head_doorbell(0)),
+        (0x1000, 0x1010)
+    );
+    assert_eq!(
+        (cap.sq_tail_doorbell(3), cap.cq_head_doorbell(3)),
+        (0x1060, 0x1070)
+    );
 }
 
 #[test]
 fn nvme_doorbells_qemu_and_extremes() {
     // QEMU 7.2's CAP (DSTRD 0): the admin doorbells are the first two.
     let qemu = Cap::from_raw(0x0040_1820_0f01_07ff);
-    assert_eq!((qemu.sq_tail_doorbell(0), qemu.cq_head_doorbell(0)), (0x1000, 0x1004));
+    assert_eq!(
+        (qemu.sq_tail_doorbell(0), qemu.cq_head_doorbell(0)),
+        (0x1000, 0x1004)
+    );
     // The largest queue id with the largest stride does not overflow usize:
     // 0x1000 + (2 * 65535 + 1) * (4 << 15) = 0x1000 + 131071 * 131072.
     let widest = cap_with_dstrd(15);
-    assert_eq!(widest.cq_head_doorbell(u16::MAX), 0x1000 + 131_071 * 131_072);
-    assert_eq!(widest.sq_tail_doorbell(u16::MAX), 0x1000 + 131_070 * 131_072);
+    assert_eq!(
+        widest.cq_head_doorbell(u16::MAX),
+        0x1000 + 131_071 * 131_072
+    );
+    assert_eq!(
+        widest.sq_tail_doorbell(u16::MAX),
+        0x1000 + 131_070 * 131_072
+    );
 }
 
 #[test]
@@ -329,7 +397,11 @@ fn nvme_doorbells_interleave_without_gaps() {
         let stride = 4usize << dstrd;
         for qid in 0..64u16 {
             let n = 2 * usize::from(qid);
-            assert_eq!(cap.sq_tail_doorbell(qid), 0x1000 + n * stride, "DSTRD {dstrd} SQ {qid}");
+            assert_eq!(
+                cap.sq_tail_doorbell(qid),
+                0x1000 + n * stride,
+                "DSTRD {dstrd} SQ {qid}"
+            );
             assert_eq!(
                 cap.cq_head_doorbell(qid),
                 0x1000 + (n + 1) * stride,

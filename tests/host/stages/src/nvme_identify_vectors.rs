@@ -139,7 +139,16 @@ fn nvme_id_ns_qemu_default() {
     let mut p = ns_page(0x2_0000, 0, &[(0, 9, 0)]);
     p[33] = 0x09; // DLFEAT: deallocated blocks read as zeroes
     let ns = IdNs::parse(&p).expect("parses");
-    assert_eq!(ns, IdNs { nsze: 0x2_0000, format: 0, lbads: 9, ms: 0, dlfeat: 0x09 });
+    assert_eq!(
+        ns,
+        IdNs {
+            nsze: 0x2_0000,
+            format: 0,
+            lbads: 9,
+            ms: 0,
+            dlfeat: 0x09
+        }
+    );
     assert_eq!(ns.block_size(), Some(512));
 }
 
@@ -157,7 +166,11 @@ fn nvme_id_ns_format_selects_the_descriptor() {
     let lbaf = [(8, 9, 0), (16, 10, 1), (0, 12, 2), (64, 13, 3)];
     for (format, lbads, ms) in [(0u8, 9u8, 8u16), (1, 10, 16), (2, 12, 0), (3, 13, 64)] {
         let ns = IdNs::parse(&ns_page(1000, format, &lbaf)).unwrap();
-        assert_eq!((ns.format, ns.lbads, ns.ms), (format, lbads, ms), "FLBAS {format}");
+        assert_eq!(
+            (ns.format, ns.lbads, ns.ms),
+            (format, lbads, ms),
+            "FLBAS {format}"
+        );
         // Only the format without metadata has a block size the driver
         // can use.
         let want = if ms == 0 { Some(1 << lbads) } else { None };
@@ -166,7 +179,11 @@ fn nvme_id_ns_format_selects_the_descriptor() {
     // FLBAS bit 4 (metadata at the end of the block) and bits 7:5 are not
     // part of the index: 0x13 and 0xf3 are format 3.
     for flbas in [0x13, 0xf3] {
-        assert_eq!(IdNs::parse(&ns_page(1000, flbas, &lbaf)).unwrap().lbads, 13, "{flbas:#x}");
+        assert_eq!(
+            IdNs::parse(&ns_page(1000, flbas, &lbaf)).unwrap().lbads,
+            13,
+            "{flbas:#x}"
+        );
     }
 }
 
@@ -235,7 +252,13 @@ fn nvme_id_ns_short_pages() {
 
 #[test]
 fn nvme_id_ns_block_size_bounds() {
-    let ns = |lbads| IdNs { nsze: 1, format: 0, lbads, ms: 0, dlfeat: 0 };
+    let ns = |lbads| IdNs {
+        nsze: 1,
+        format: 0,
+        lbads,
+        ms: 0,
+        dlfeat: 0,
+    };
     // Below 512 bytes the specification does not allow a block size.
     for lbads in [0, 1, 8] {
         assert_eq!(ns(lbads).block_size(), None, "LBADS {lbads}");
@@ -282,7 +305,13 @@ fn nvme_id_ctrl_sgl_support_is_bits_1_0() {
     // SGLS bits 1:0: 00 no SGLs, 01 SGLs of any alignment, 10 dword-aligned
     // SGLs, 11 reserved (treated as support, as the C driver does). Other
     // bits (keyed SGL, bit bucket, ...) alone say nothing about NVM commands.
-    for (sgls, supported) in [(0u32, false), (1, true), (2, true), (3, true), (0xffff_fffc, false)] {
+    for (sgls, supported) in [
+        (0u32, false),
+        (1, true),
+        (2, true),
+        (3, true),
+        (0xffff_fffc, false),
+    ] {
         let mut p = ctrl_page();
         put(&mut p, 536, &sgls.to_le_bytes());
         let id = IdCtrl::parse(&p).expect("a full page parses");

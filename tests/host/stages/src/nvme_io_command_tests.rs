@@ -40,10 +40,8 @@
 //! ```
 
 use crate::nvme::command::{nvm_opc, Command, Completion, Status};
-use crate::nvme_io_command::{
-    flush, io_error, next_chunk, read_write, IoError,
-};
 use crate::nvme::prp::Prps;
+use crate::nvme_io_command::{flush, io_error, next_chunk, read_write, IoError};
 use proptest::prelude::*;
 
 /// The SQE of a Read or Write, from the layout above.
@@ -96,21 +94,32 @@ fn expected(sct: u8, sc: u8) -> Result<(), IoError> {
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 // ---- commands -------------------------------------------------------------------
 
 #[test]
 fn nvme_io_opcodes_are_the_spec_values() {
-    assert_eq!((nvm_opc::FLUSH, nvm_opc::WRITE, nvm_opc::READ), (0x00, 0x01, 0x02));
+    assert_eq!(
+        (nvm_opc::FLUSH, nvm_opc::WRITE, nvm_opc::READ),
+        (0x00, 0x01, 0x02)
+    );
 }
 
 #[test]
 fn nvme_io_read_sqe_dwords() {
     // Read 8 blocks of namespace 1 from LBA 0x1_2345_6789, cid 0x42, into
     // two pages.
-    let prps = Prps { prp1: 0x1000_0200, prp2: 0x1000_1000, list_entries: 0 };
+    let prps = Prps {
+        prp1: 0x1000_0200,
+        prp2: 0x1000_1000,
+        list_entries: 0,
+    };
     let cmd = read_write(nvm_opc::READ, 1, 0x1_2345_6789, 8, false, prps).expect("8 blocks");
     let expected: [u32; 16] = [
         0x0042_0002, // CID 0x42, OPC 02h
@@ -138,9 +147,20 @@ fn nvme_io_write_fua_sqe_dwords() {
     // Write 65536 blocks (the most one command carries) with FUA, LBA
     // 0xffff_ffff_0000_0000 of namespace 0xffff_fffe, cid 0xffff, the PRP2
     // a list in high memory.
-    let prps = Prps { prp1: 0x8_0000_0ffc, prp2: 0x9_8765_4000, list_entries: 7 };
-    let cmd = read_write(nvm_opc::WRITE, 0xffff_fffe, 0xffff_ffff_0000_0000, 65536, true, prps)
-        .expect("65536 blocks");
+    let prps = Prps {
+        prp1: 0x8_0000_0ffc,
+        prp2: 0x9_8765_4000,
+        list_entries: 7,
+    };
+    let cmd = read_write(
+        nvm_opc::WRITE,
+        0xffff_fffe,
+        0xffff_ffff_0000_0000,
+        65536,
+        true,
+        prps,
+    )
+    .expect("65536 blocks");
     let expected: [u32; 16] = [
         0xffff_0001, // CID 0xffff, OPC 01h
         0xffff_fffe,
@@ -164,10 +184,26 @@ fn nvme_io_write_fua_sqe_dwords() {
 
 #[test]
 fn nvme_io_block_count_limits() {
-    let prps = Prps { prp1: 0x1000, prp2: 0, list_entries: 0 };
-    assert_eq!(read_write(nvm_opc::READ, 1, 0, 0, false, prps), None, "0 blocks");
-    assert_eq!(read_write(nvm_opc::READ, 1, 0, 65537, false, prps), None, "65537 blocks");
-    assert_eq!(read_write(nvm_opc::WRITE, 1, 0, u32::MAX, true, prps), None, "u32::MAX blocks");
+    let prps = Prps {
+        prp1: 0x1000,
+        prp2: 0,
+        list_entries: 0,
+    };
+    assert_eq!(
+        read_write(nvm_opc::READ, 1, 0, 0, false, prps),
+        None,
+        "0 blocks"
+    );
+    assert_eq!(
+        read_write(nvm_opc::READ, 1, 0, 65537, false, prps),
+        None,
+        "65537 blocks"
+    );
+    assert_eq!(
+        read_write(nvm_opc::WRITE, 1, 0, u32::MAX, true, prps),
+        None,
+        "u32::MAX blocks"
+    );
     let one = read_write(nvm_opc::READ, 1, 0, 1, false, prps).expect("1 block");
     assert_eq!(one.cdw[2], 0, "NLB 0 is one block");
 }
@@ -175,10 +211,20 @@ fn nvme_io_block_count_limits() {
 #[test]
 fn nvme_io_flush_sqe_dwords() {
     let dw = flush(1).to_dwords(7);
-    assert_eq!(dw, [0x0007_0000, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]);
+    assert_eq!(
+        dw,
+        [0x0007_0000, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0]
+    );
     assert_eq!(
         flush(0xffff_ffff),
-        Command { opcode: 0, nsid: 0xffff_ffff, prp1: 0, prp2: 0, cdw: [0; 6], sgl: false }
+        Command {
+            opcode: 0,
+            nsid: 0xffff_ffff,
+            prp1: 0,
+            prp2: 0,
+            cdw: [0; 6],
+            sgl: false
+        }
     );
 }
 
@@ -301,33 +347,76 @@ proptest! {
 fn nvme_io_error_vectors() {
     let st = |sct, sc| status(sct, sc, 0, false, false, true, 0);
     assert_eq!(io_error(st(0, 0x00)), Ok(()));
-    assert_eq!(io_error(st(0, 0x80)), Err(IoError::Target), "LBA Out of Range");
-    assert_eq!(io_error(st(0, 0x81)), Err(IoError::NoSpace), "Capacity Exceeded");
-    assert_eq!(io_error(st(0, 0x01)), Err(IoError::NotSupported), "Invalid Command Opcode");
-    assert_eq!(io_error(st(0, 0x02)), Err(IoError::NotSupported), "Invalid Field in Command");
-    assert_eq!(io_error(st(0, 0x0b)), Err(IoError::NotSupported), "Invalid Namespace or Format");
+    assert_eq!(
+        io_error(st(0, 0x80)),
+        Err(IoError::Target),
+        "LBA Out of Range"
+    );
+    assert_eq!(
+        io_error(st(0, 0x81)),
+        Err(IoError::NoSpace),
+        "Capacity Exceeded"
+    );
+    assert_eq!(
+        io_error(st(0, 0x01)),
+        Err(IoError::NotSupported),
+        "Invalid Command Opcode"
+    );
+    assert_eq!(
+        io_error(st(0, 0x02)),
+        Err(IoError::NotSupported),
+        "Invalid Field in Command"
+    );
+    assert_eq!(
+        io_error(st(0, 0x0b)),
+        Err(IoError::NotSupported),
+        "Invalid Namespace or Format"
+    );
     assert_eq!(io_error(st(2, 0x80)), Err(IoError::Medium), "Write Fault");
-    assert_eq!(io_error(st(2, 0x81)), Err(IoError::Medium), "Unrecovered Read Error");
+    assert_eq!(
+        io_error(st(2, 0x81)),
+        Err(IoError::Medium),
+        "Unrecovered Read Error"
+    );
     assert_eq!(io_error(st(2, 0x86)), Err(IoError::Medium), "Access Denied");
     assert_eq!(
         io_error(st(2, 0x87)),
         Err(IoError::Medium),
         "Deallocated or Unwritten Logical Block"
     );
-    assert_eq!(io_error(st(2, 0x82)), Err(IoError::Io), "End-to-end Guard Check Error");
-    assert_eq!(io_error(st(0, 0x04)), Err(IoError::Io), "Data Transfer Error");
+    assert_eq!(
+        io_error(st(2, 0x82)),
+        Err(IoError::Io),
+        "End-to-end Guard Check Error"
+    );
+    assert_eq!(
+        io_error(st(0, 0x04)),
+        Err(IoError::Io),
+        "Data Transfer Error"
+    );
     assert_eq!(io_error(st(0, 0x06)), Err(IoError::Io), "Internal Error");
     assert_eq!(
         io_error(st(1, 0x80)),
         Err(IoError::Io),
         "command specific 80h: Conflicting Attributes"
     );
-    assert_eq!(io_error(st(1, 0x00)), Err(IoError::Io), "command specific 00h");
-    assert_eq!(io_error(st(2, 0x00)), Err(IoError::Io), "SCT 2, SC 0 is no success");
+    assert_eq!(
+        io_error(st(1, 0x00)),
+        Err(IoError::Io),
+        "command specific 00h"
+    );
+    assert_eq!(
+        io_error(st(2, 0x00)),
+        Err(IoError::Io),
+        "SCT 2, SC 0 is no success"
+    );
     assert_eq!(io_error(st(7, 0x00)), Err(IoError::Io), "vendor specific");
     // DNR, More and CRD do not make a success a failure, nor the reverse.
     assert_eq!(io_error(status(0, 0, 3, true, true, false, 0xffff)), Ok(()));
-    assert_eq!(io_error(status(0, 0x80, 3, true, true, false, 0xffff)), Err(IoError::Target));
+    assert_eq!(
+        io_error(status(0, 0x80, 3, true, true, false, 0xffff)),
+        Err(IoError::Target)
+    );
     // The raw field as the CQE decoder keeps it: DNR | LBA Out of Range.
     assert_eq!(io_error(Status(1 << 14 | 0x80)), Err(IoError::Target));
 }
@@ -339,12 +428,27 @@ fn nvme_io_error_every_status() {
     for field in 0u32..1 << 15 {
         for phase in [false, true] {
             let (sc, sct) = ((field & 0xff) as u8, ((field >> 8) & 7) as u8);
-            let (crd, more, dnr) =
-                (((field >> 11) & 3) as u8, field >> 13 & 1 == 1, field >> 14 & 1 == 1);
+            let (crd, more, dnr) = (
+                ((field >> 11) & 3) as u8,
+                field >> 13 & 1 == 1,
+                field >> 14 & 1 == 1,
+            );
             let st = status(sct, sc, crd, more, dnr, phase, field as u16);
-            assert_eq!((st.sct(), st.sc()), (sct, sc), "decoding of field {field:#06x}");
-            assert_eq!(io_error(st), expected(sct, sc), "status field {field:#06x}, phase {phase}");
-            assert_eq!(io_error(st).is_ok(), sct == 0 && sc == 0, "field {field:#06x}");
+            assert_eq!(
+                (st.sct(), st.sc()),
+                (sct, sc),
+                "decoding of field {field:#06x}"
+            );
+            assert_eq!(
+                io_error(st),
+                expected(sct, sc),
+                "status field {field:#06x}, phase {phase}"
+            );
+            assert_eq!(
+                io_error(st).is_ok(),
+                sct == 0 && sc == 0,
+                "field {field:#06x}"
+            );
         }
     }
 }

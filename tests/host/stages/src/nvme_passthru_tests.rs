@@ -82,7 +82,11 @@ use proptest::test_runner::TestCaseError;
 use std::path::Path;
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 // ---- C layouts, from the header's field types --------------------------------------
@@ -114,16 +118,30 @@ const USER_IO_FIELDS: [usize; 12] = [1, 1, 2, 2, 2, 8, 8, 8, 4, 4, 2, 2];
 const URING_CMD_FIELDS: [usize; 18] = [1, 1, 2, 4, 4, 4, 8, 8, 4, 4, 4, 4, 4, 4, 4, 4, 4, 4];
 
 /// The header's offsets, as the module doc lists them (index = field).
-const OFFSETS: [usize; 18] = [0, 1, 2, 4, 8, 12, 16, 24, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68];
+const OFFSETS: [usize; 18] = [
+    0, 1, 2, 4, 8, 12, 16, 24, 32, 36, 40, 44, 48, 52, 56, 60, 64, 68,
+];
 
 #[test]
 fn nvme_passthru_c_layouts_are_the_headers() {
     let (offsets, size) = c_layout(&PASSTHRU_FIELDS);
     assert_eq!((offsets.as_slice(), size), (&OFFSETS[..], 72));
     let (offsets64, size64) = c_layout(&PASSTHRU64_FIELDS);
-    assert_eq!(&offsets64[..17], &OFFSETS[..17], "cmd64 is cmd up to timeout_ms");
-    assert_eq!((offsets64[17], offsets64[18], size64), (68, 72, 80), "rsvd2, result, size");
-    assert_eq!(c_layout(&USER_IO_FIELDS).1, 48, "nvme_user_io: 44 bytes, padded to 8");
+    assert_eq!(
+        &offsets64[..17],
+        &OFFSETS[..17],
+        "cmd64 is cmd up to timeout_ms"
+    );
+    assert_eq!(
+        (offsets64[17], offsets64[18], size64),
+        (68, 72, 80),
+        "rsvd2, result, size"
+    );
+    assert_eq!(
+        c_layout(&USER_IO_FIELDS).1,
+        48,
+        "nvme_user_io: 44 bytes, padded to 8"
+    );
     assert_eq!(c_layout(&URING_CMD_FIELDS).1, 72);
 }
 
@@ -176,11 +194,23 @@ fn nvme_passthru_mirrored_structs_have_the_headers_offsets() {
 fn nvme_passthru_layout_size_and_result_field() {
     assert_eq!(Layout::Short.size(), 72);
     assert_eq!(Layout::Long.size(), 80);
-    assert_eq!(Layout::Short.result_field(), (68, 4), "nvme_passthru_cmd's __u32 result");
-    assert_eq!(Layout::Long.result_field(), (72, 8), "nvme_passthru_cmd64's __u64 result");
+    assert_eq!(
+        Layout::Short.result_field(),
+        (68, 4),
+        "nvme_passthru_cmd's __u32 result"
+    );
+    assert_eq!(
+        Layout::Long.result_field(),
+        (72, 8),
+        "nvme_passthru_cmd64's __u64 result"
+    );
     for layout in [Layout::Short, Layout::Long] {
         let (at, len) = layout.result_field();
-        assert_eq!(at + len, layout.size(), "{layout:?}: the result is the last field");
+        assert_eq!(
+            at + len,
+            layout.size(),
+            "{layout:?}: the result is the last field"
+        );
     }
 }
 
@@ -232,7 +262,10 @@ fn other_ioctls() -> Vec<(&'static str, u32)> {
     let uring = c_layout(&URING_CMD_FIELDS).1;
     vec![
         ("NVME_IOCTL_ID", io(0x40)),
-        ("NVME_IOCTL_SUBMIT_IO", iow(0x42, c_layout(&USER_IO_FIELDS).1)),
+        (
+            "NVME_IOCTL_SUBMIT_IO",
+            iow(0x42, c_layout(&USER_IO_FIELDS).1),
+        ),
         ("NVME_IOCTL_RESET", io(0x44)),
         ("NVME_IOCTL_SUBSYS_RESET", io(0x45)),
         ("NVME_IOCTL_RESCAN", io(0x46)),
@@ -353,7 +386,14 @@ fn distinct() -> Passthru {
         addr: 0x7ffd_dead_beef_1000,
         metadata_len: 0x3232_0032,
         data_len: 0x0000_1000,
-        cdw: [0x1010_a0a0, 0x1111_b1b1, 0x1212_c2c2, 0x1313_d3d3, 0x1414_e4e4, 0x1515_f5f5],
+        cdw: [
+            0x1010_a0a0,
+            0x1111_b1b1,
+            0x1212_c2c2,
+            0x1313_d3d3,
+            0x1414_e4e4,
+            0x1515_f5f5,
+        ],
         timeout_ms: 0x6464_0064,
     }
 }
@@ -370,8 +410,14 @@ fn nvme_passthru_parse_vectors() {
     // Byte by byte at the header's offsets (little endian on x86-64).
     #[cfg(target_endian = "little")]
     {
-        assert_eq!(&short[..8], &[0x06, 0x5a, 0xa5, 0xa5, 0x44, 0x33, 0x22, 0x11]);
-        assert_eq!(&short[36..44], &[0x00, 0x10, 0x00, 0x00, 0xa0, 0xa0, 0x10, 0x10]);
+        assert_eq!(
+            &short[..8],
+            &[0x06, 0x5a, 0xa5, 0xa5, 0x44, 0x33, 0x22, 0x11]
+        );
+        assert_eq!(
+            &short[36..44],
+            &[0x00, 0x10, 0x00, 0x00, 0xa0, 0xa0, 0x10, 0x10]
+        );
         let mut by_hand = [0u8; 72];
         by_hand[0] = 0x02; // Read
         by_hand[4] = 1; // nsid 1
@@ -516,7 +562,13 @@ const RESERVATION_REPORT: u8 = 0x0e;
 
 /// The admin commands user space may send: every other admin opcode is
 /// `Forbidden`.
-const ADMIN_ALLOWED: [u8; 5] = [GET_LOG_PAGE, IDENTIFY, GET_FEATURES, SET_FEATURES, KEEP_ALIVE];
+const ADMIN_ALLOWED: [u8; 5] = [
+    GET_LOG_PAGE,
+    IDENTIFY,
+    GET_FEATURES,
+    SET_FEATURES,
+    KEEP_ALIVE,
+];
 
 /// Admin commands that are the driver's, or change the namespace or the
 /// controller under it: with or without data, `Forbidden`.
@@ -540,7 +592,15 @@ const ADMIN_FORBIDDEN: [u8; 14] = [
 /// The NVM commands user space may send: every other I/O opcode is
 /// `Forbidden` (vendor-specific 80h-FFh, reserved, and the ones `check`
 /// knows no bound for: Compare, the reservations).
-const IO_ALLOWED: [u8; 7] = [FLUSH, WRITE, READ, WRITE_UNCORRECTABLE, WRITE_ZEROES, DSM, VERIFY];
+const IO_ALLOWED: [u8; 7] = [
+    FLUSH,
+    WRITE,
+    READ,
+    WRITE_UNCORRECTABLE,
+    WRITE_ZEROES,
+    DSM,
+    VERIFY,
+];
 
 /// Whether `check` must refuse `c` on `target` as `Forbidden`: its opcode,
 /// or (Get/Set Features) its feature, is not on the allow-list.
@@ -581,7 +641,10 @@ fn get_allowed(fid: u8) -> bool {
 /// The features user space may set: Arbitration, Temperature Threshold,
 /// Timestamp, Host Identifier.
 fn set_allowed(fid: u8) -> bool {
-    matches!(fid, FID_ARBITRATION | 0x04 | FID_TIMESTAMP | FID_HOST_IDENTIFIER)
+    matches!(
+        fid,
+        FID_ARBITRATION | 0x04 | FID_TIMESTAMP | FID_HOST_IDENTIFIER
+    )
 }
 
 /// A command as nvme-cli fills it in: a user buffer when there is data.
@@ -604,7 +667,12 @@ fn identify(cns: u8, data_len: u32) -> Passthru {
 /// Get Log Page of `dwords` dwords (NUMD is that, 0's based).
 fn get_log_page(lid: u8, dwords: u32, data_len: u32) -> Passthru {
     let numd = dwords - 1;
-    cmd(GET_LOG_PAGE, 0xffff_ffff, data_len, [numd << 16 | u32::from(lid), numd >> 16, 0, 0, 0, 0])
+    cmd(
+        GET_LOG_PAGE,
+        0xffff_ffff,
+        data_len,
+        [numd << 16 | u32::from(lid), numd >> 16, 0, 0, 0, 0],
+    )
 }
 
 fn get_features(fid: u8, data_len: u32) -> Passthru {
@@ -612,14 +680,24 @@ fn get_features(fid: u8, data_len: u32) -> Passthru {
 }
 
 fn set_features(fid: u8, value: u32, data_len: u32) -> Passthru {
-    cmd(SET_FEATURES, 0, data_len, [u32::from(fid), value, 0, 0, 0, 0])
+    cmd(
+        SET_FEATURES,
+        0,
+        data_len,
+        [u32::from(fid), value, 0, 0, 0, 0],
+    )
 }
 
 /// An LBA command (Read, Write, Compare, Write Zeroes...) of `blocks`
 /// blocks from LBA 0x1_0000_2000 of namespace 1.
 fn lba_cmd(opcode: u8, blocks: u32, data_len: u32) -> Passthru {
     let slba: u64 = 0x1_0000_2000;
-    cmd(opcode, 1, data_len, [slba as u32, (slba >> 32) as u32, blocks - 1, 0, 0, 0])
+    cmd(
+        opcode,
+        1,
+        data_len,
+        [slba as u32, (slba >> 32) as u32, blocks - 1, 0, 0, 0],
+    )
 }
 
 /// Dataset Management (deallocate) of `ranges` ranges.
@@ -643,7 +721,14 @@ use Target::{Admin, Io};
 
 /// One case: what, the command, its queue, `max_len`, the block size, the
 /// answer the rules give.
-type Case = (String, Passthru, Target, u32, u32, Result<Direction, Refused>);
+type Case = (
+    String,
+    Passthru,
+    Target,
+    u32,
+    u32,
+    Result<Direction, Refused>,
+);
 
 fn case(
     what: impl Into<String>,
@@ -659,14 +744,30 @@ fn case(
 fn admin_cases() -> Vec<Case> {
     let a = |what: &str, c, want| case(what, c, Admin, MAX, 512, want);
     let mut v = vec![
-        a("Identify Controller (CNS 1), 4096 bytes", identify(1, 4096), Ok(FromDevice)),
-        a("Identify Namespace (CNS 0), 4096 bytes", identify(0, 4096), Ok(FromDevice)),
-        a("Identify, 1024 bytes (of the 4096 it writes)", identify(1, 1024), Ok(FromDevice)),
+        a(
+            "Identify Controller (CNS 1), 4096 bytes",
+            identify(1, 4096),
+            Ok(FromDevice),
+        ),
+        a(
+            "Identify Namespace (CNS 0), 4096 bytes",
+            identify(0, 4096),
+            Ok(FromDevice),
+        ),
+        a(
+            "Identify, 1024 bytes (of the 4096 it writes)",
+            identify(1, 1024),
+            Ok(FromDevice),
+        ),
         a("Identify, 1 byte", identify(1, 1), Ok(FromDevice)),
         a("Identify, 4097 bytes", identify(1, 4097), Err(Invalid)),
         a("Identify, 8192 bytes", identify(1, 8192), Err(Invalid)),
         a("Identify, data_len 0", identify(1, 0), Err(Invalid)),
-        a("Identify, data_len u32::MAX", identify(1, u32::MAX), Err(Invalid)),
+        a(
+            "Identify, data_len u32::MAX",
+            identify(1, u32::MAX),
+            Err(Invalid),
+        ),
         case(
             "Identify, 4096 bytes, max_len 4096",
             identify(1, 4096),
@@ -697,18 +798,46 @@ fn admin_cases() -> Vec<Case> {
             get_log_page(2, 128, 512),
             Ok(FromDevice),
         ),
-        a("Get Log Page SMART, data_len 508", get_log_page(2, 128, 508), Err(Invalid)),
-        a("Get Log Page SMART, data_len 511", get_log_page(2, 128, 511), Err(Invalid)),
-        a("Get Log Page SMART, data_len 513", get_log_page(2, 128, 513), Err(Invalid)),
-        a("Get Log Page SMART, data_len 516", get_log_page(2, 128, 516), Err(Invalid)),
-        a("Get Log Page SMART, data_len 4096", get_log_page(2, 128, 4096), Err(Invalid)),
-        a("Get Log Page SMART, data_len 0", get_log_page(2, 128, 0), Err(Invalid)),
+        a(
+            "Get Log Page SMART, data_len 508",
+            get_log_page(2, 128, 508),
+            Err(Invalid),
+        ),
+        a(
+            "Get Log Page SMART, data_len 511",
+            get_log_page(2, 128, 511),
+            Err(Invalid),
+        ),
+        a(
+            "Get Log Page SMART, data_len 513",
+            get_log_page(2, 128, 513),
+            Err(Invalid),
+        ),
+        a(
+            "Get Log Page SMART, data_len 516",
+            get_log_page(2, 128, 516),
+            Err(Invalid),
+        ),
+        a(
+            "Get Log Page SMART, data_len 4096",
+            get_log_page(2, 128, 4096),
+            Err(Invalid),
+        ),
+        a(
+            "Get Log Page SMART, data_len 0",
+            get_log_page(2, 128, 0),
+            Err(Invalid),
+        ),
         a(
             "Get Log Page Error Information, 64 entries: 4096 bytes",
             get_log_page(1, 1024, 4096),
             Ok(FromDevice),
         ),
-        a("Get Log Page of 1 dword (NUMD 0)", get_log_page(2, 1, 4), Ok(FromDevice)),
+        a(
+            "Get Log Page of 1 dword (NUMD 0)",
+            get_log_page(2, 1, 4),
+            Ok(FromDevice),
+        ),
         a(
             "Get Log Page of 32768 dwords: 128 KiB, all of max_len",
             get_log_page(2, 32768, MAX),
@@ -756,7 +885,9 @@ fn admin_cases() -> Vec<Case> {
         ),
         a(
             "Get Log Page with LPOL/LPOU (an offset does not count)",
-            with(get_log_page(2, 128, 512), |c| (c.cdw[2], c.cdw[3]) = (0x1000, 1)),
+            with(get_log_page(2, 128, 512), |c| {
+                (c.cdw[2], c.cdw[3]) = (0x1000, 1)
+            }),
             Ok(FromDevice),
         ),
         a(
@@ -764,9 +895,21 @@ fn admin_cases() -> Vec<Case> {
             get_features(FID_LBA_RANGE_TYPE, 4096),
             Ok(FromDevice),
         ),
-        a("Get Features Timestamp, 8 bytes", get_features(FID_TIMESTAMP, 8), Ok(FromDevice)),
-        a("Get Features, 4097 bytes", get_features(FID_LBA_RANGE_TYPE, 4097), Err(Invalid)),
-        a("Get Features, 8192 bytes", get_features(FID_LBA_RANGE_TYPE, 8192), Err(Invalid)),
+        a(
+            "Get Features Timestamp, 8 bytes",
+            get_features(FID_TIMESTAMP, 8),
+            Ok(FromDevice),
+        ),
+        a(
+            "Get Features, 4097 bytes",
+            get_features(FID_LBA_RANGE_TYPE, 4097),
+            Err(Invalid),
+        ),
+        a(
+            "Get Features, 8192 bytes",
+            get_features(FID_LBA_RANGE_TYPE, 8192),
+            Err(Invalid),
+        ),
         case(
             "Get Features, 64 bytes, max_len 2048",
             get_features(FID_LBA_RANGE_TYPE, 64),
@@ -775,7 +918,11 @@ fn admin_cases() -> Vec<Case> {
             512,
             Err(Invalid),
         ),
-        a("Set Features Timestamp, 8 bytes", set_features(FID_TIMESTAMP, 0, 8), Ok(ToDevice)),
+        a(
+            "Set Features Timestamp, 8 bytes",
+            set_features(FID_TIMESTAMP, 0, 8),
+            Ok(ToDevice),
+        ),
         a(
             "Set Features Host Identifier, 16 bytes",
             set_features(FID_HOST_IDENTIFIER, 0, 16),
@@ -786,7 +933,11 @@ fn admin_cases() -> Vec<Case> {
             set_features(FID_LBA_RANGE_TYPE, 0, 4096),
             Err(Forbidden),
         ),
-        a("Set Features Timestamp, 4097 bytes", set_features(FID_TIMESTAMP, 0, 4097), Err(Invalid)),
+        a(
+            "Set Features Timestamp, 4097 bytes",
+            set_features(FID_TIMESTAMP, 0, 4097),
+            Err(Invalid),
+        ),
         // Host Memory Buffer: CDW13/14 point to a descriptor list, host
         // memory the controller may then use as its own.
         a(
@@ -811,8 +962,16 @@ fn admin_cases() -> Vec<Case> {
             set_features(FID_NUMBER_OF_QUEUES, 0x0003_0003, 0),
             Err(Forbidden),
         ),
-        a("Get Features of vendor feature 0xc0", get_features(0xc0, 0), Err(Forbidden)),
-        a("Set Features of vendor feature 0xc0", set_features(0xc0, 1, 0), Err(Forbidden)),
+        a(
+            "Get Features of vendor feature 0xc0",
+            get_features(0xc0, 0),
+            Err(Forbidden),
+        ),
+        a(
+            "Set Features of vendor feature 0xc0",
+            set_features(0xc0, 1, 0),
+            Err(Forbidden),
+        ),
         a("Keep Alive (no data)", no_data(KEEP_ALIVE), Ok(NoData)),
         a(
             "Keep Alive with data_len 4096",
@@ -831,35 +990,67 @@ fn admin_cases() -> Vec<Case> {
             cmd(FORMAT_NVM, 1, 0, [1, 0, 0, 0, 0, 0]),
             Err(Forbidden),
         ),
-        a("Sanitize (block erase)", cmd(SANITIZE, 0, 0, [2, 0, 0, 0, 0, 0]), Err(Forbidden)),
-        a("Firmware Commit (no data)", no_data(FW_COMMIT), Err(Forbidden)),
+        a(
+            "Sanitize (block erase)",
+            cmd(SANITIZE, 0, 0, [2, 0, 0, 0, 0, 0]),
+            Err(Forbidden),
+        ),
+        a(
+            "Firmware Commit (no data)",
+            no_data(FW_COMMIT),
+            Err(Forbidden),
+        ),
         a(
             "Firmware Commit, activate at once (CA 3)",
             cmd(FW_COMMIT, 0, 0, [3 << 3, 0, 0, 0, 0, 0]),
             Err(Forbidden),
         ),
-        a("Asynchronous Event Request", no_data(ASYNC_EVENT_REQUEST), Err(Forbidden)),
-        a("Device Self-test", cmd(DEVICE_SELF_TEST, 0, 0, [1, 0, 0, 0, 0, 0]), Err(Forbidden)),
+        a(
+            "Asynchronous Event Request",
+            no_data(ASYNC_EVENT_REQUEST),
+            Err(Forbidden),
+        ),
+        a(
+            "Device Self-test",
+            cmd(DEVICE_SELF_TEST, 0, 0, [1, 0, 0, 0, 0, 0]),
+            Err(Forbidden),
+        ),
         a(
             "Namespace Management, delete (SEL 1, no data)",
             cmd(NS_MANAGEMENT, 1, 0, [1, 0, 0, 0, 0, 0]),
             Err(Forbidden),
         ),
-        a("reserved admin opcode 0x3c (no data)", no_data(0x3c), Err(Forbidden)),
-        a("vendor admin opcode 0xc0 (no data)", no_data(0xc0), Err(Forbidden)),
+        a(
+            "reserved admin opcode 0x3c (no data)",
+            no_data(0x3c),
+            Err(Forbidden),
+        ),
+        a(
+            "vendor admin opcode 0xc0 (no data)",
+            no_data(0xc0),
+            Err(Forbidden),
+        ),
         a(
             "Format NVM with flags 1: the unsupported field first",
             with(cmd(FORMAT_NVM, 1, 0, [4, 0, 0, 0, 0, 0]), |c| c.flags = 1),
             Err(Invalid),
         ),
         // Data commands, refused before their data is looked at.
-        a("Namespace Management, 4096 bytes", cmd(NS_MANAGEMENT, 0, 4096, [0; 6]), Err(Forbidden)),
+        a(
+            "Namespace Management, 4096 bytes",
+            cmd(NS_MANAGEMENT, 0, 4096, [0; 6]),
+            Err(Forbidden),
+        ),
         a(
             "Firmware Image Download, 4096 bytes",
             cmd(FW_IMAGE_DOWNLOAD, 0, 4096, [1023, 0, 0, 0, 0, 0]),
             Err(Forbidden),
         ),
-        a("Namespace Attachment, 4096 bytes", cmd(NS_ATTACHMENT, 1, 4096, [0; 6]), Err(Forbidden)),
+        a(
+            "Namespace Attachment, 4096 bytes",
+            cmd(NS_ATTACHMENT, 1, 4096, [0; 6]),
+            Err(Forbidden),
+        ),
         a(
             "Directive Send, 4096 bytes",
             cmd(DIRECTIVE_SEND, 1, 4096, [1023, 0, 0, 0, 0, 0]),
@@ -891,12 +1082,32 @@ fn admin_cases() -> Vec<Case> {
             Err(Forbidden),
         ),
         // Both ways, with data or without.
-        a("admin opcode 0xff (both ways), 4096 bytes", cmd(0xff, 0, 4096, [0; 6]), Err(Forbidden)),
-        a("admin opcode 0x03 (both ways), 4096 bytes", cmd(0x03, 0, 4096, [0; 6]), Err(Forbidden)),
-        a("admin opcode 0xff (both ways), no data", no_data(0xff), Err(Forbidden)),
+        a(
+            "admin opcode 0xff (both ways), 4096 bytes",
+            cmd(0xff, 0, 4096, [0; 6]),
+            Err(Forbidden),
+        ),
+        a(
+            "admin opcode 0x03 (both ways), 4096 bytes",
+            cmd(0x03, 0, 4096, [0; 6]),
+            Err(Forbidden),
+        ),
+        a(
+            "admin opcode 0xff (both ways), no data",
+            no_data(0xff),
+            Err(Forbidden),
+        ),
         // Unsupported fields.
-        a("Identify with flags 1", with(identify(1, 4096), |c| c.flags = 1), Err(Invalid)),
-        a("Identify with flags 0x80", with(identify(1, 4096), |c| c.flags = 0x80), Err(Invalid)),
+        a(
+            "Identify with flags 1",
+            with(identify(1, 4096), |c| c.flags = 1),
+            Err(Invalid),
+        ),
+        a(
+            "Identify with flags 0x80",
+            with(identify(1, 4096), |c| c.flags = 0x80),
+            Err(Invalid),
+        ),
         a(
             "Identify with a metadata pointer",
             with(identify(1, 4096), |c| c.metadata = 0x7f00_0000_0000),
@@ -909,7 +1120,9 @@ fn admin_cases() -> Vec<Case> {
         ),
         a(
             "Identify with a metadata pointer and metadata_len 8",
-            with(identify(1, 4096), |c| (c.metadata, c.metadata_len) = (0x7f00_0000_0000, 8)),
+            with(identify(1, 4096), |c| {
+                (c.metadata, c.metadata_len) = (0x7f00_0000_0000, 8)
+            }),
             Err(Invalid),
         ),
         a(
@@ -966,8 +1179,16 @@ fn io_cases() -> Vec<Case> {
             k("Write of 4 KiB", lba_cmd(WRITE, per_4k, 4096), Ok(ToDevice)),
             k("Read of 1 block", lba_cmd(READ, 1, bs), Ok(FromDevice)),
             k("Write of 1 block", lba_cmd(WRITE, 1, bs), Ok(ToDevice)),
-            k("Read of 128 KiB (max_len)", lba_cmd(READ, MAX / bs, MAX), Ok(FromDevice)),
-            k("Write of 128 KiB (max_len)", lba_cmd(WRITE, MAX / bs, MAX), Ok(ToDevice)),
+            k(
+                "Read of 128 KiB (max_len)",
+                lba_cmd(READ, MAX / bs, MAX),
+                Ok(FromDevice),
+            ),
+            k(
+                "Write of 128 KiB (max_len)",
+                lba_cmd(WRITE, MAX / bs, MAX),
+                Ok(ToDevice),
+            ),
             k(
                 "Read of one block more than data_len",
                 lba_cmd(READ, per_4k + 1, 4096),
@@ -998,7 +1219,11 @@ fn io_cases() -> Vec<Case> {
                 lba_cmd(WRITE, per_4k, 4097),
                 Err(Invalid),
             ),
-            k("Read of 128 KiB + one block", lba_cmd(READ, MAX / bs + 1, MAX + bs), Err(Invalid)),
+            k(
+                "Read of 128 KiB + one block",
+                lba_cmd(READ, MAX / bs + 1, MAX + bs),
+                Err(Invalid),
+            ),
             k(
                 "Read of 128 KiB + one block, data_len 128 KiB",
                 lba_cmd(READ, MAX / bs + 1, MAX),
@@ -1011,10 +1236,16 @@ fn io_cases() -> Vec<Case> {
             ),
             k("Read, data_len 0", lba_cmd(READ, 1, 0), Err(Invalid)),
             k("Write, data_len 0", lba_cmd(WRITE, 1, 0), Err(Invalid)),
-            k("Read, data_len u32::MAX", lba_cmd(READ, 65536, u32::MAX), Err(Invalid)),
+            k(
+                "Read, data_len u32::MAX",
+                lba_cmd(READ, 65536, u32::MAX),
+                Err(Invalid),
+            ),
             k(
                 "Write of 4 KiB with FUA, LR and PRINFO (they do not count)",
-                with(lba_cmd(WRITE, per_4k, 4096), |c| c.cdw[2] |= 1 << 31 | 1 << 30 | 0xf << 26),
+                with(lba_cmd(WRITE, per_4k, 4096), |c| {
+                    c.cdw[2] |= 1 << 31 | 1 << 30 | 0xf << 26
+                }),
                 Ok(ToDevice),
             ),
             k(
@@ -1026,18 +1257,62 @@ fn io_cases() -> Vec<Case> {
             ),
             k("Flush", no_data(FLUSH), Ok(NoData)),
             k("Flush of namespace 1", cmd(FLUSH, 1, 0, [0; 6]), Ok(NoData)),
-            k("Flush with data_len 4096", cmd(FLUSH, 1, 4096, [0; 6]), Err(Invalid)),
-            k("Flush with data_len 1", cmd(FLUSH, 1, 1, [0; 6]), Err(Invalid)),
-            k("Write Zeroes of 8 blocks (no data)", lba_cmd(WRITE_ZEROES, 8, 0), Ok(NoData)),
-            k("Write Zeroes with data_len 4096", lba_cmd(WRITE_ZEROES, per_4k, 4096), Err(Invalid)),
-            k("Write Uncorrectable (no data)", lba_cmd(WRITE_UNCORRECTABLE, 1, 0), Ok(NoData)),
+            k(
+                "Flush with data_len 4096",
+                cmd(FLUSH, 1, 4096, [0; 6]),
+                Err(Invalid),
+            ),
+            k(
+                "Flush with data_len 1",
+                cmd(FLUSH, 1, 1, [0; 6]),
+                Err(Invalid),
+            ),
+            k(
+                "Write Zeroes of 8 blocks (no data)",
+                lba_cmd(WRITE_ZEROES, 8, 0),
+                Ok(NoData),
+            ),
+            k(
+                "Write Zeroes with data_len 4096",
+                lba_cmd(WRITE_ZEROES, per_4k, 4096),
+                Err(Invalid),
+            ),
+            k(
+                "Write Uncorrectable (no data)",
+                lba_cmd(WRITE_UNCORRECTABLE, 1, 0),
+                Ok(NoData),
+            ),
             k("Verify (no data)", lba_cmd(VERIFY, 8, 0), Ok(NoData)),
-            k("Dataset Management, 1 range: 16 bytes", dsm(1, 16), Ok(ToDevice)),
-            k("Dataset Management, 256 ranges: 4096 bytes", dsm(256, 4096), Ok(ToDevice)),
-            k("Dataset Management, 2 ranges, data_len 16", dsm(2, 16), Err(Invalid)),
-            k("Dataset Management, 1 range, data_len 32", dsm(1, 32), Err(Invalid)),
-            k("Dataset Management, 1 range, data_len 4096", dsm(1, 4096), Err(Invalid)),
-            k("Dataset Management, 256 ranges, data_len 4080", dsm(256, 4080), Err(Invalid)),
+            k(
+                "Dataset Management, 1 range: 16 bytes",
+                dsm(1, 16),
+                Ok(ToDevice),
+            ),
+            k(
+                "Dataset Management, 256 ranges: 4096 bytes",
+                dsm(256, 4096),
+                Ok(ToDevice),
+            ),
+            k(
+                "Dataset Management, 2 ranges, data_len 16",
+                dsm(2, 16),
+                Err(Invalid),
+            ),
+            k(
+                "Dataset Management, 1 range, data_len 32",
+                dsm(1, 32),
+                Err(Invalid),
+            ),
+            k(
+                "Dataset Management, 1 range, data_len 4096",
+                dsm(1, 4096),
+                Err(Invalid),
+            ),
+            k(
+                "Dataset Management, 256 ranges, data_len 4080",
+                dsm(256, 4080),
+                Err(Invalid),
+            ),
             k("Dataset Management, data_len 0", dsm(1, 0), Err(Invalid)),
             k(
                 "Dataset Management, 1 range, CDW10 31:8 (reserved) set: 16 bytes",
@@ -1046,14 +1321,26 @@ fn io_cases() -> Vec<Case> {
             ),
             // Opcodes that are the driver's on the admin queue are other
             // commands here.
-            k("opcode 0x01 (Write, not Create I/O SQ)", lba_cmd(0x01, per_4k, 4096), Ok(ToDevice)),
-            k("opcode 0x00 (Flush, not Delete I/O SQ)", no_data(0x00), Ok(NoData)),
+            k(
+                "opcode 0x01 (Write, not Create I/O SQ)",
+                lba_cmd(0x01, per_4k, 4096),
+                Ok(ToDevice),
+            ),
+            k(
+                "opcode 0x00 (Flush, not Delete I/O SQ)",
+                no_data(0x00),
+                Ok(NoData),
+            ),
             k(
                 "opcode 0x04 (Write Uncorrectable, not Delete I/O CQ)",
                 lba_cmd(0x04, 1, 0),
                 Ok(NoData),
             ),
-            k("opcode 0x08 (Write Zeroes, not Abort)", lba_cmd(0x08, 1, 0), Ok(NoData)),
+            k(
+                "opcode 0x08 (Write Zeroes, not Abort)",
+                lba_cmd(0x08, 1, 0),
+                Ok(NoData),
+            ),
             k(
                 "opcode 0x7c, no data (reserved, not Doorbell Buffer Config)",
                 no_data(0x7c),
@@ -1078,7 +1365,11 @@ fn io_cases() -> Vec<Case> {
             k(
                 "opcode 0x02 with Get Log Page's fields (a Read of 1 block), 4096 bytes",
                 with(get_log_page(2, 1024, 4096), |c| c.nsid = 1),
-                if bs == 4096 { Ok(FromDevice) } else { Err(Invalid) },
+                if bs == 4096 {
+                    Ok(FromDevice)
+                } else {
+                    Err(Invalid)
+                },
             ),
             k(
                 "opcode 0x09 with Set Features' fields (DSM of 4 ranges), 4096 bytes",
@@ -1095,8 +1386,16 @@ fn io_cases() -> Vec<Case> {
                 lba_cmd(0x03, per_4k, 4096),
                 Err(Forbidden),
             ),
-            k("I/O opcode 0x03 (both ways), no data", lba_cmd(0x03, per_4k, 0), Err(Forbidden)),
-            k("vendor I/O opcode 0x80 (no data)", cmd(0x80, 1, 0, [0; 6]), Err(Forbidden)),
+            k(
+                "I/O opcode 0x03 (both ways), no data",
+                lba_cmd(0x03, per_4k, 0),
+                Err(Forbidden),
+            ),
+            k(
+                "vendor I/O opcode 0x80 (no data)",
+                cmd(0x80, 1, 0, [0; 6]),
+                Err(Forbidden),
+            ),
             k(
                 "vendor I/O opcode 0x82 (from the device), 4096 bytes",
                 cmd(0x82, 1, 4096, [0; 6]),
@@ -1109,7 +1408,9 @@ fn io_cases() -> Vec<Case> {
             ),
             k(
                 "Write with a metadata pointer",
-                with(lba_cmd(WRITE, per_4k, 4096), |c| c.metadata = 0x7f00_0000_0000),
+                with(lba_cmd(WRITE, per_4k, 4096), |c| {
+                    c.metadata = 0x7f00_0000_0000
+                }),
                 Err(Invalid),
             ),
             k(
@@ -1127,7 +1428,11 @@ fn io_cases() -> Vec<Case> {
                 with(no_data(FLUSH), |c| c.metadata = 0x7f00_0000_0000),
                 Err(Invalid),
             ),
-            k("Flush with flags 0x40", with(no_data(FLUSH), |c| c.flags = 0x40), Err(Invalid)),
+            k(
+                "Flush with flags 0x40",
+                with(no_data(FLUSH), |c| c.flags = 0x40),
+                Err(Invalid),
+            ),
         ]);
     }
     // Block size matters: 8 blocks are 4 KiB of 512 and 32 KiB of 4096.
@@ -1155,7 +1460,14 @@ fn io_cases() -> Vec<Case> {
         512,
         Err(Invalid),
     ));
-    v.push(case("Read, block size 0", lba_cmd(READ, 1, 512), Io, MAX, 0, Err(Invalid)));
+    v.push(case(
+        "Read, block size 0",
+        lba_cmd(READ, 1, 512),
+        Io,
+        MAX,
+        0,
+        Err(Invalid),
+    ));
     v.push(case(
         "Read of 1 block of 64 KiB",
         lba_cmd(READ, 1, 64 * KIB),
@@ -1180,8 +1492,22 @@ fn io_cases() -> Vec<Case> {
         512,
         Ok(FromDevice),
     ));
-    v.push(case("Read of 512 bytes, max_len 0", lba_cmd(READ, 1, 512), Io, 0, 512, Err(Invalid)));
-    v.push(case("Flush, max_len 0", no_data(FLUSH), Io, 0, 512, Ok(NoData)));
+    v.push(case(
+        "Read of 512 bytes, max_len 0",
+        lba_cmd(READ, 1, 512),
+        Io,
+        0,
+        512,
+        Err(Invalid),
+    ));
+    v.push(case(
+        "Flush, max_len 0",
+        no_data(FLUSH),
+        Io,
+        0,
+        512,
+        Ok(NoData),
+    ));
     v
 }
 
@@ -1196,7 +1522,12 @@ fn run_cases(cases: Vec<Case>) {
             ));
         }
     }
-    assert!(wrong.is_empty(), "{} of {total} cases wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} of {total} cases wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -1215,14 +1546,21 @@ fn nvme_passthru_check_admin_allow_list() {
     let mut wrong = Vec::new();
     for op in 0..=255u8 {
         // CDW10 1: for Get and Set Features, Arbitration, a feature both allow.
-        for c in [cmd(op, 0, 0, [1, 0, 0, 0, 0, 0]), cmd(op, 0, 4096, [1, 0, 0, 0, 0, 0])] {
+        for c in [
+            cmd(op, 0, 0, [1, 0, 0, 0, 0, 0]),
+            cmd(op, 0, 4096, [1, 0, 0, 0, 0, 0]),
+        ] {
             let got = check(&c, Admin, MAX, 512);
             let allowed = ADMIN_ALLOWED.contains(&op);
             if allowed == (got == Err(Forbidden)) {
                 wrong.push(format!(
                     "admin opcode {op:#04x}, data_len {}: {}, got {got:?}",
                     c.data_len,
-                    if allowed { "allowed" } else { "expected Err(Forbidden)" }
+                    if allowed {
+                        "allowed"
+                    } else {
+                        "expected Err(Forbidden)"
+                    }
                 ));
             }
         }
@@ -1232,11 +1570,20 @@ fn nvme_passthru_check_admin_allow_list() {
         if allowed == (check(&no_data(op), Io, MAX, 512) == Err(Forbidden)) {
             wrong.push(format!(
                 "I/O opcode {op:#04x}: {}",
-                if allowed { "allowed, yet Forbidden" } else { "expected Err(Forbidden)" }
+                if allowed {
+                    "allowed, yet Forbidden"
+                } else {
+                    "expected Err(Forbidden)"
+                }
             ));
         }
     }
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 /// Every feature, by Get Features and by Set Features, without data: only
@@ -1254,24 +1601,38 @@ fn nvme_passthru_check_feature_allow_lists() {
             if allowed == (got == Err(Forbidden)) {
                 wrong.push(format!(
                     "{what} Features of FID {fid:#04x}: {}, got {got:?}",
-                    if allowed { "allowed" } else { "expected Err(Forbidden)" }
+                    if allowed {
+                        "allowed"
+                    } else {
+                        "expected Err(Forbidden)"
+                    }
                 ));
             }
         }
         // Select (SEL), Save (SV) and the value do not change the answer.
         let other = with(set_features(fid, u32::MAX, 0), |c| c.cdw[0] |= 0xffff_ff00);
         if check(&other, Admin, MAX, 512) != check(&set_features(fid, 1, 0), Admin, MAX, 512) {
-            wrong.push(format!("Set Features of FID {fid:#04x}: CDW10 31:8 changed the answer"));
+            wrong.push(format!(
+                "Set Features of FID {fid:#04x}: CDW10 31:8 changed the answer"
+            ));
         }
     }
     for cdw in [[0u32; 4], [0x100, 0x1000, 0, 1], [u32::MAX; 4]] {
-        let hmb =
-            with(set_features(FID_HOST_MEMORY_BUFFER, 1, 0), |c| c.cdw[2..].copy_from_slice(&cdw));
+        let hmb = with(set_features(FID_HOST_MEMORY_BUFFER, 1, 0), |c| {
+            c.cdw[2..].copy_from_slice(&cdw)
+        });
         if check(&hmb, Admin, MAX, 512) != Err(Forbidden) {
-            wrong.push(format!("Set Features Host Memory Buffer, CDW12-15 {cdw:x?}: let through"));
+            wrong.push(format!(
+                "Set Features Host Memory Buffer, CDW12-15 {cdw:x?}: let through"
+            ));
         }
     }
-    assert!(wrong.is_empty(), "{} wrong:\n{}", wrong.len(), wrong.join("\n"));
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
 }
 
 #[test]
@@ -1286,8 +1647,16 @@ fn nvme_passthru_check_io_commands() {
 #[test]
 fn nvme_passthru_check_features_without_data() {
     let cases = [
-        ("Get Features Number of Queues", get_features(FID_NUMBER_OF_QUEUES, 0), FromDevice),
-        ("Get Features Arbitration", get_features(FID_ARBITRATION, 0), FromDevice),
+        (
+            "Get Features Number of Queues",
+            get_features(FID_NUMBER_OF_QUEUES, 0),
+            FromDevice,
+        ),
+        (
+            "Get Features Arbitration",
+            get_features(FID_ARBITRATION, 0),
+            FromDevice,
+        ),
         (
             "Get Features Volatile Write Cache",
             get_features(FID_VOLATILE_WRITE_CACHE, 0),
@@ -1295,19 +1664,30 @@ fn nvme_passthru_check_features_without_data() {
         ),
         (
             "Get Features Number of Queues, supported capabilities (SEL 3)",
-            with(get_features(FID_NUMBER_OF_QUEUES, 0), |c| c.cdw[0] |= 3 << 8),
+            with(get_features(FID_NUMBER_OF_QUEUES, 0), |c| {
+                c.cdw[0] |= 3 << 8
+            }),
             FromDevice,
         ),
-        ("Set Features Arbitration", set_features(FID_ARBITRATION, 0x0303, 0), ToDevice),
-        ("Set Features Temperature Threshold", set_features(0x04, 0x0157, 0), ToDevice),
+        (
+            "Set Features Arbitration",
+            set_features(FID_ARBITRATION, 0x0303, 0),
+            ToDevice,
+        ),
+        (
+            "Set Features Temperature Threshold",
+            set_features(0x04, 0x0157, 0),
+            ToDevice,
+        ),
     ];
     let mut wrong = Vec::new();
     for (what, c, dir) in cases {
         // No data moves: `None`, or the opcode's direction with nothing to copy.
         let got = check(&c, Admin, MAX, 512);
         if got != Ok(NoData) && got != Ok(dir) {
-            wrong
-                .push(format!("{what}, data_len 0: expected Ok(None) or Ok({dir:?}), got {got:?}"));
+            wrong.push(format!(
+                "{what}, data_len 0: expected Ok(None) or Ok({dir:?}), got {got:?}"
+            ));
         }
     }
     assert!(wrong.is_empty(), "\n{}", wrong.join("\n"));
@@ -1404,7 +1784,15 @@ fn block_size() -> impl Strategy<Value = u32> {
 /// A command whose `data_len` is often what its own fields transfer, and
 /// whose unsupported fields are often 0, so that `check` says yes now and then.
 fn plausible() -> impl Strategy<Value = (Passthru, Target, u32, u32)> {
-    (any_passthru(), target(), max_len(), block_size(), 0u8..4, 1u32..=4096, any::<bool>())
+    (
+        any_passthru(),
+        target(),
+        max_len(),
+        block_size(),
+        0u8..4,
+        1u32..=4096,
+        any::<bool>(),
+    )
         .prop_map(|(mut c, target, max_len, bs, fix, small, clean)| {
             if clean {
                 (c.flags, c.metadata, c.metadata_len) = (0, 0, 0);
@@ -1433,16 +1821,33 @@ fn check_is_sound(
     let refused = forbidden(target, c);
     match got {
         Err(Forbidden) => {
-            prop_assert!(refused, "Forbidden for opcode {:#04x} on {:?}", c.opcode, target);
-            prop_assert!(clean, "Forbidden before the unsupported fields were looked at");
+            prop_assert!(
+                refused,
+                "Forbidden for opcode {:#04x} on {:?}",
+                c.opcode,
+                target
+            );
+            prop_assert!(
+                clean,
+                "Forbidden before the unsupported fields were looked at"
+            );
         }
         Err(Invalid) => {
-            prop_assert!(!(clean && refused), "Invalid for forbidden opcode {:#04x}", c.opcode);
+            prop_assert!(
+                !(clean && refused),
+                "Invalid for forbidden opcode {:#04x}",
+                c.opcode
+            );
         }
         Ok(dir) => {
             prop_assert!(clean, "flags, metadata or metadata_len set, yet Ok");
             prop_assert!(!refused, "forbidden opcode {:#04x} let through", c.opcode);
-            prop_assert!(c.data_len <= max_len, "data_len {} > max_len {}", c.data_len, max_len);
+            prop_assert!(
+                c.data_len <= max_len,
+                "data_len {} > max_len {}",
+                c.data_len,
+                max_len
+            );
             let transfer = spec_transfer(c, target, bs);
             if c.data_len == 0 {
                 // Nothing to copy: a no-data opcode (or one both ways, which

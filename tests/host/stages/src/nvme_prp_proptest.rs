@@ -63,7 +63,10 @@ fn walk(prps: &Prps, len: u32, page: u32, list: &[u64], list_addr: u64) -> Resul
     left -= first;
     if left == 0 {
         if prps.prp2 != 0 {
-            return Err(format!("PRP2 {:#x} is unused (reserved) and not 0", prps.prp2));
+            return Err(format!(
+                "PRP2 {:#x} is unused (reserved) and not 0",
+                prps.prp2
+            ));
         }
         return Ok(w);
     }
@@ -76,7 +79,10 @@ fn walk(prps: &Prps, len: u32, page: u32, list: &[u64], list_addr: u64) -> Resul
     }
     // A PRP List pointer: qword aligned.
     if prps.prp2 & 7 != 0 {
-        return Err(format!("PRP2 {:#x}, a list pointer, is not qword aligned", prps.prp2));
+        return Err(format!(
+            "PRP2 {:#x}, a list pointer, is not qword aligned",
+            prps.prp2
+        ));
     }
     let mut at = prps.prp2;
     while left > 0 {
@@ -121,7 +127,10 @@ fn covers(w: &Walk, addr: u64, len: u32) -> Result<(), String> {
         next += n;
     }
     if next != addr + u64::from(len) {
-        return Err(format!("the entries end at {next:#x}, not {:#x}", addr + u64::from(len)));
+        return Err(format!(
+            "the entries end at {next:#x}, not {:#x}",
+            addr + u64::from(len)
+        ));
     }
     Ok(())
 }
@@ -155,8 +164,15 @@ fn describe_and_walk(
             chain
         );
     }
-    let written = list.iter().rposition(|&e| e != UNWRITTEN).map_or(0, |i| i + 1);
-    prop_assert!(written <= prps.list_entries, "slot {} written, beyond list_entries", written - 1);
+    let written = list
+        .iter()
+        .rposition(|&e| e != UNWRITTEN)
+        .map_or(0, |i| i + 1);
+    prop_assert!(
+        written <= prps.list_entries,
+        "slot {} written, beyond list_entries",
+        written - 1
+    );
     Ok((prps, w))
 }
 
@@ -212,16 +228,20 @@ fn len_to_boundary(addr: u64, page: u32, max: u32) -> impl Strategy<Value = u32>
 
 /// A valid transfer: (addr, len, page, list_addr), len up to `max`.
 fn transfer(max: u32) -> impl Strategy<Value = (u64, u32, u32, u64)> {
-    page().prop_flat_map(|page| (addr(page), Just(page), list_addr(page))).prop_flat_map(
-        move |(addr, page, list_addr)| {
+    page()
+        .prop_flat_map(|page| (addr(page), Just(page), list_addr(page)))
+        .prop_flat_map(move |(addr, page, list_addr)| {
             let len = prop_oneof![len(page, max), len_to_boundary(addr, page, max)];
             (Just(addr), len, Just(page), Just(list_addr))
-        },
-    )
+        })
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -366,16 +386,31 @@ const LIST: u64 = 0x7_0000_0000;
 fn nvme_prp_one_page() {
     // 512 bytes at offset 0x200 of a 4 KiB page: PRP1 alone.
     let (r, list) = run(0x1000_0200, 512, 4096, 4, LIST);
-    assert_eq!(r, Ok(Prps { prp1: 0x1000_0200, prp2: 0, list_entries: 0 }));
+    assert_eq!(
+        r,
+        Ok(Prps {
+            prp1: 0x1000_0200,
+            prp2: 0,
+            list_entries: 0
+        })
+    );
     assert_eq!(list, [UNWRITTEN; 4]);
     // A whole page, aligned; and the page's last dword.
     assert_eq!(
         run(0x1000_0000, 4096, 4096, 0, LIST).0,
-        Ok(Prps { prp1: 0x1000_0000, prp2: 0, list_entries: 0 })
+        Ok(Prps {
+            prp1: 0x1000_0000,
+            prp2: 0,
+            list_entries: 0
+        })
     );
     assert_eq!(
         run(0x1000_0ffc, 4, 4096, 0, LIST).0,
-        Ok(Prps { prp1: 0x1000_0ffc, prp2: 0, list_entries: 0 })
+        Ok(Prps {
+            prp1: 0x1000_0ffc,
+            prp2: 0,
+            list_entries: 0
+        })
     );
 }
 
@@ -384,17 +419,32 @@ fn nvme_prp_two_pages() {
     // 4 KiB from offset 0xe00: 0x200 bytes in the first page, 0xe00 in the
     // second, which PRP2 names.
     let (r, list) = run(0x1000_0e00, 4096, 4096, 0, LIST);
-    assert_eq!(r, Ok(Prps { prp1: 0x1000_0e00, prp2: 0x1000_1000, list_entries: 0 }));
+    assert_eq!(
+        r,
+        Ok(Prps {
+            prp1: 0x1000_0e00,
+            prp2: 0x1000_1000,
+            list_entries: 0
+        })
+    );
     assert!(list.is_empty());
     // Exactly two aligned pages.
     assert_eq!(
         run(0x2000_0000, 8192, 4096, 0, LIST).0,
-        Ok(Prps { prp1: 0x2000_0000, prp2: 0x2000_1000, list_entries: 0 })
+        Ok(Prps {
+            prp1: 0x2000_0000,
+            prp2: 0x2000_1000,
+            list_entries: 0
+        })
     );
     // 64 KiB pages: 8 bytes across a boundary.
     assert_eq!(
         run(0x1_0000_fffc, 8, 65536, 0, LIST).0,
-        Ok(Prps { prp1: 0x1_0000_fffc, prp2: 0x1_0001_0000, list_entries: 0 })
+        Ok(Prps {
+            prp1: 0x1_0000_fffc,
+            prp2: 0x1_0001_0000,
+            list_entries: 0
+        })
     );
 }
 
@@ -403,10 +453,20 @@ fn nvme_prp_short_list() {
     // One byte more than two aligned pages: a third page, so a list of the
     // second and third.
     let (r, list) = run(0x2000_0000, 8193, 4096, 3, LIST);
-    assert_eq!(r, Ok(Prps { prp1: 0x2000_0000, prp2: LIST, list_entries: 2 }));
+    assert_eq!(
+        r,
+        Ok(Prps {
+            prp1: 0x2000_0000,
+            prp2: LIST,
+            list_entries: 2
+        })
+    );
     assert_eq!(list, [0x2000_1000, 0x2000_2000, UNWRITTEN]);
     // A list of one slot is too small.
-    assert_eq!(run(0x2000_0000, 8193, 4096, 1, LIST).0, Err(PrpError::ListTooSmall));
+    assert_eq!(
+        run(0x2000_0000, 8193, 4096, 1, LIST).0,
+        Err(PrpError::ListTooSmall)
+    );
 }
 
 #[test]
@@ -415,7 +475,14 @@ fn nvme_prp_full_list_page_without_chain() {
     // list page exactly; its last slot is the last data page, not a chain.
     let base = 0x4000_0000u64;
     let (r, list) = run(base, 513 * 4096, 4096, 600, LIST);
-    assert_eq!(r, Ok(Prps { prp1: base, prp2: LIST, list_entries: 512 }));
+    assert_eq!(
+        r,
+        Ok(Prps {
+            prp1: base,
+            prp2: LIST,
+            list_entries: 512
+        })
+    );
     for (i, &e) in list[..512].iter().enumerate() {
         assert_eq!(e, base + (i as u64 + 1) * 4096, "slot {i}");
     }
@@ -429,7 +496,14 @@ fn nvme_prp_chained_list() {
     // the last two data pages.
     let base = 0x4000_0000u64;
     let (r, list) = run(base, 514 * 4096, 4096, 600, LIST);
-    assert_eq!(r, Ok(Prps { prp1: base, prp2: LIST, list_entries: 514 }));
+    assert_eq!(
+        r,
+        Ok(Prps {
+            prp1: base,
+            prp2: LIST,
+            list_entries: 514
+        })
+    );
     for (i, &e) in list[..511].iter().enumerate() {
         assert_eq!(e, base + (i as u64 + 1) * 4096, "slot {i}");
     }
@@ -438,20 +512,47 @@ fn nvme_prp_chained_list() {
     assert_eq!(list[513], base + 513 * 4096);
     assert!(list[514..].iter().all(|&e| e == UNWRITTEN));
     // 513 slots are one too few.
-    assert_eq!(run(base, 514 * 4096, 4096, 513, LIST).0, Err(PrpError::ListTooSmall));
+    assert_eq!(
+        run(base, 514 * 4096, 4096, 513, LIST).0,
+        Err(PrpError::ListTooSmall)
+    );
 }
 
 #[test]
 fn nvme_prp_errors() {
     let mut list = [UNWRITTEN; 8];
-    assert_eq!(describe(0x1000, 0, 4096, &mut list, LIST), Err(PrpError::Empty));
-    assert_eq!(describe(0x1002, 512, 4096, &mut list, LIST), Err(PrpError::Unaligned));
-    assert_eq!(describe(0x1001, 512, 4096, &mut list, LIST), Err(PrpError::Unaligned));
-    assert_eq!(describe(0x1000, 512, 2048, &mut list, LIST), Err(PrpError::Page));
-    assert_eq!(describe(0x1000, 512, 12288, &mut list, LIST), Err(PrpError::Page));
-    assert_eq!(describe(0x1000, 512, 0, &mut list, LIST), Err(PrpError::Page));
-    assert_eq!(describe(0x1000, 512, 4096, &mut list, LIST + 8), Err(PrpError::Page));
-    assert_eq!(describe(0x1000, 512, 8192, &mut list, LIST + 4096), Err(PrpError::Page));
+    assert_eq!(
+        describe(0x1000, 0, 4096, &mut list, LIST),
+        Err(PrpError::Empty)
+    );
+    assert_eq!(
+        describe(0x1002, 512, 4096, &mut list, LIST),
+        Err(PrpError::Unaligned)
+    );
+    assert_eq!(
+        describe(0x1001, 512, 4096, &mut list, LIST),
+        Err(PrpError::Unaligned)
+    );
+    assert_eq!(
+        describe(0x1000, 512, 2048, &mut list, LIST),
+        Err(PrpError::Page)
+    );
+    assert_eq!(
+        describe(0x1000, 512, 12288, &mut list, LIST),
+        Err(PrpError::Page)
+    );
+    assert_eq!(
+        describe(0x1000, 512, 0, &mut list, LIST),
+        Err(PrpError::Page)
+    );
+    assert_eq!(
+        describe(0x1000, 512, 4096, &mut list, LIST + 8),
+        Err(PrpError::Page)
+    );
+    assert_eq!(
+        describe(0x1000, 512, 8192, &mut list, LIST + 4096),
+        Err(PrpError::Page)
+    );
     assert_eq!(list, [UNWRITTEN; 8], "nothing written on an error");
 }
 
@@ -467,9 +568,21 @@ fn nvme_prp_list_entries_for_worst_cases() {
     // one holding 4092 bytes), which a list holds as 511 + 511 + 2 data
     // entries with 2 chains: 1026 slots.
     assert!(list_entries_for(4 * MIB, 4096) >= 1026);
-    let (r, _) = run(0x1000_0ffc, 4 * MIB, 4096, list_entries_for(4 * MIB, 4096), LIST);
+    let (r, _) = run(
+        0x1000_0ffc,
+        4 * MIB,
+        4096,
+        list_entries_for(4 * MIB, 4096),
+        LIST,
+    );
     assert_eq!(r.map(|p| p.list_entries), Ok(1026));
     // The same with 8 KiB pages: 512 data entries, one list page of 1024.
-    let (r, _) = run(0x1000_1ffc, 4 * MIB, 8192, list_entries_for(4 * MIB, 8192), LIST);
+    let (r, _) = run(
+        0x1000_1ffc,
+        4 * MIB,
+        8192,
+        list_entries_for(4 * MIB, 8192),
+        LIST,
+    );
     assert_eq!(r.map(|p| p.list_entries), Ok(512));
 }

@@ -41,7 +41,7 @@
 use std::collections::VecDeque;
 use std::path::Path;
 
-use crate::nvme_command::{phase_of, Command, Completion, Status, cns};
+use crate::nvme_command::{cns, phase_of, Command, Completion, Status};
 use crate::nvme_ring::{CqRing, SqRing};
 use proptest::prelude::*;
 use proptest::strategy::Union;
@@ -178,7 +178,11 @@ fn run(depth: u16, ops: &[Op]) -> Result<(), TestCaseError> {
                 let full = sq.is_full();
                 match sq.push() {
                     None => {
-                        prop_assert!(full, "step {}: push failed on a ring that is not full", step)
+                        prop_assert!(
+                            full,
+                            "step {}: push failed on a ring that is not full",
+                            step
+                        )
                     }
                     Some(slot) => {
                         prop_assert!(!full, "step {}: push succeeded on a full ring", step);
@@ -237,11 +241,20 @@ fn run(depth: u16, ops: &[Op]) -> Result<(), TestCaseError> {
                     head,
                     phase_of(entry[3]),
                     new,
-                    if new { "posted nothing new there" } else { "posted a completion there" }
+                    if new {
+                        "posted nothing new there"
+                    } else {
+                        "posted a completion there"
+                    }
                 );
                 if new {
                     let c = Completion::from_dwords(entry);
-                    prop_assert_eq!(Some(c.cid), m.outstanding.pop_front(), "step {}: order", step);
+                    prop_assert_eq!(
+                        Some(c.cid),
+                        m.outstanding.pop_front(),
+                        "step {}: order",
+                        step
+                    );
                     prop_assert_eq!(Some(c.cid), m.unreaped[usize::from(head)]);
                     let (result, status) = answer(c.cid);
                     prop_assert_eq!((c.result, c.status, c.sq_id), (result, status, 0));
@@ -297,7 +310,11 @@ fn ops() -> impl Strategy<Value = Vec<Op>> {
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -356,7 +373,10 @@ fn nvme_rings_need_two_entries() {
 fn nvme_sq_ring_of_4() {
     let mut sq = SqRing::new(4).unwrap();
     // Empty: tail 0. Three commands fit, the fourth slot stays free.
-    assert_eq!((sq.push(), sq.push(), sq.push()), (Some(0), Some(1), Some(2)));
+    assert_eq!(
+        (sq.push(), sq.push(), sq.push()),
+        (Some(0), Some(1), Some(2))
+    );
     assert!(sq.is_full());
     assert_eq!(sq.push(), None);
     assert_eq!(sq.tail(), 3);
@@ -366,12 +386,19 @@ fn nvme_sq_ring_of_4() {
     assert!(!sq.is_full());
     assert_eq!(sq.push(), Some(3));
     assert_eq!(sq.tail(), 0, "the tail wraps");
-    assert_eq!(sq.push(), None, "slot 0 would make tail == head: full, not empty");
+    assert_eq!(
+        sq.push(),
+        None,
+        "slot 0 would make tail == head: full, not empty"
+    );
     // SQHD out of range is ignored rather than trusted.
     sq.consumed_up_to(4);
     assert_eq!(sq.push(), None);
     sq.consumed_up_to(0);
-    assert_eq!((sq.push(), sq.push(), sq.push()), (Some(0), Some(1), Some(2)));
+    assert_eq!(
+        (sq.push(), sq.push(), sq.push()),
+        (Some(0), Some(1), Some(2))
+    );
 }
 
 #[test]
@@ -379,13 +406,28 @@ fn nvme_cq_ring_phase_flips_on_each_wrap() {
     for depth in 2u16..=64 {
         let mut cq = CqRing::new(depth).unwrap();
         // The first pass: the controller writes phase 1 over zeroed memory.
-        assert!(cq.is_new(true) && !cq.is_new(false), "depth {depth}: first pass");
+        assert!(
+            cq.is_new(true) && !cq.is_new(false),
+            "depth {depth}: first pass"
+        );
         for i in 1..=3 * u32::from(depth) {
             cq.advance();
             let pass = i / u32::from(depth);
-            assert_eq!(u32::from(cq.head()), i % u32::from(depth), "depth {depth}, step {i}");
-            assert_eq!(cq.is_new(true), pass % 2 == 0, "depth {depth}, step {i}: phase");
-            assert_eq!(cq.is_new(false), pass % 2 == 1, "depth {depth}, step {i}: phase");
+            assert_eq!(
+                u32::from(cq.head()),
+                i % u32::from(depth),
+                "depth {depth}, step {i}"
+            );
+            assert_eq!(
+                cq.is_new(true),
+                pass % 2 == 0,
+                "depth {depth}, step {i}: phase"
+            );
+            assert_eq!(
+                cq.is_new(false),
+                pass % 2 == 1,
+                "depth {depth}, step {i}: phase"
+            );
         }
     }
 }

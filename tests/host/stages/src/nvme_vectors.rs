@@ -17,7 +17,15 @@
 use crate::nvme_spec::Cap;
 
 /// Every field zero.
-const ZERO: Cap = Cap { mqes: 0, cqr: false, to: 0, dstrd: 0, css: 0, mpsmin: 0, mpsmax: 0 };
+const ZERO: Cap = Cap {
+    mqes: 0,
+    cqr: false,
+    to: 0,
+    dstrd: 0,
+    css: 0,
+    mpsmin: 0,
+    mpsmax: 0,
+};
 
 /// QEMU 7.2's `-device nvme` as our VM shows it (`hw/nvme/ctrl.c`,
 /// `nvme_init_ctrl`, with no CMB and no PMR), assembled bit by bit.
@@ -67,7 +75,15 @@ fn nvme_decodes_qemu_7_2_cap() {
     let cap = Cap::from_raw(qemu_7_2_cap());
     assert_eq!(
         cap,
-        Cap { mqes: 2047, cqr: true, to: 15, dstrd: 0, css: 0xc1, mpsmin: 0, mpsmax: 4 }
+        Cap {
+            mqes: 2047,
+            cqr: true,
+            to: 15,
+            dstrd: 0,
+            css: 0xc1,
+            mpsmin: 0,
+            mpsmax: 4
+        }
     );
     assert_eq!(cap.max_queue_entries(), 2048);
     assert_eq!(cap.doorbell_stride(), 4);
@@ -103,7 +119,15 @@ fn nvme_all_ones() {
     let cap = Cap::from_raw(u64::MAX);
     assert_eq!(
         cap,
-        Cap { mqes: 0xffff, cqr: true, to: 0xff, dstrd: 0xf, css: 0xff, mpsmin: 0xf, mpsmax: 0xf }
+        Cap {
+            mqes: 0xffff,
+            cqr: true,
+            to: 0xff,
+            dstrd: 0xf,
+            css: 0xff,
+            mpsmin: 0xf,
+            mpsmax: 0xf
+        }
     );
     // 0xffff + 1 does not fit a u16: max_queue_entries widens first.
     assert_eq!(cap.max_queue_entries(), 65536);
@@ -140,7 +164,11 @@ fn one_bit(bit: u32) -> Cap {
 #[test]
 fn nvme_each_bit_lands_in_its_field_only() {
     for bit in 0..64 {
-        assert_eq!(Cap::from_raw(1 << bit), one_bit(bit), "CAP with only bit {bit} set");
+        assert_eq!(
+            Cap::from_raw(1 << bit),
+            one_bit(bit),
+            "CAP with only bit {bit} set"
+        );
     }
 }
 
@@ -160,7 +188,11 @@ fn nvme_each_bit_cleared_from_all_ones() {
             mpsmin: all.mpsmin & !b.mpsmin,
             mpsmax: all.mpsmax & !b.mpsmax,
         };
-        assert_eq!(Cap::from_raw(!(1 << bit)), expected, "CAP with all bits but {bit} set");
+        assert_eq!(
+            Cap::from_raw(!(1 << bit)),
+            expected,
+            "CAP with all bits but {bit} set"
+        );
     }
 }
 
@@ -172,7 +204,12 @@ fn nvme_undecoded_fields_do_not_bleed_into_neighbours() {
     let nssrs = 1 << 36;
     let bps = 1 << 45;
     let pmrs_cmbs = 0b11 << 56;
-    for (name, raw) in [("AMS", ams), ("NSSRS", nssrs), ("BPS", bps), ("PMRS+CMBS", pmrs_cmbs)] {
+    for (name, raw) in [
+        ("AMS", ams),
+        ("NSSRS", nssrs),
+        ("BPS", bps),
+        ("PMRS+CMBS", pmrs_cmbs),
+    ] {
         assert_eq!(Cap::from_raw(raw), ZERO, "{name} alone");
         assert_eq!(
             Cap::from_raw(raw | qemu_7_2_cap()),
@@ -190,13 +227,34 @@ fn nvme_undecoded_fields_do_not_bleed_into_neighbours() {
 fn nvme_neighbouring_fields_at_their_maximum() {
     // Each decoded field all ones on its own: only that field changes.
     let fields: [(&str, u64, Cap); 7] = [
-        ("MQES", 0xffff, Cap { mqes: 0xffff, ..ZERO }),
+        (
+            "MQES",
+            0xffff,
+            Cap {
+                mqes: 0xffff,
+                ..ZERO
+            },
+        ),
         ("CQR", 1 << 16, Cap { cqr: true, ..ZERO }),
         ("TO", 0xff << 24, Cap { to: 0xff, ..ZERO }),
         ("DSTRD", 0xf << 32, Cap { dstrd: 0xf, ..ZERO }),
         ("CSS", 0xff << 37, Cap { css: 0xff, ..ZERO }),
-        ("MPSMIN", 0xf << 48, Cap { mpsmin: 0xf, ..ZERO }),
-        ("MPSMAX", 0xf << 52, Cap { mpsmax: 0xf, ..ZERO }),
+        (
+            "MPSMIN",
+            0xf << 48,
+            Cap {
+                mpsmin: 0xf,
+                ..ZERO
+            },
+        ),
+        (
+            "MPSMAX",
+            0xf << 52,
+            Cap {
+                mpsmax: 0xf,
+                ..ZERO
+            },
+        ),
     ];
     for (name, raw, expected) in fields {
         assert_eq!(Cap::from_raw(raw), expected, "{name} = all ones");
@@ -224,17 +282,28 @@ fn nvme_nvm_command_set_is_css_bit_0() {
     // CSS bit 0 is CAP bit 37. Bits 6 and 7 alone (QEMU's others) are not NVM.
     assert!(Cap::from_raw(1 << 37).supports_nvm());
     assert!(!Cap::from_raw(0b1100_0000 << 37).supports_nvm());
-    assert!(!Cap::from_raw(1 << 36).supports_nvm(), "NSSRS is not CSS bit 0");
-    assert!(!Cap::from_raw(1 << 38).supports_nvm(), "CSS bit 1 is not the NVM set");
+    assert!(
+        !Cap::from_raw(1 << 36).supports_nvm(),
+        "NSSRS is not CSS bit 0"
+    );
+    assert!(
+        !Cap::from_raw(1 << 38).supports_nvm(),
+        "CSS bit 1 is not the NVM set"
+    );
 }
 
 #[test]
 fn nvme_derived_values_per_field() {
     // Doorbell stride: 2^(2 + DSTRD) bytes (4, 8, 16, ...).
-    let strides =
-        [4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072];
+    let strides = [
+        4, 8, 16, 32, 64, 128, 256, 512, 1024, 2048, 4096, 8192, 16384, 32768, 65536, 131072,
+    ];
     for (dstrd, stride) in strides.into_iter().enumerate() {
-        assert_eq!(Cap::from_raw((dstrd as u64) << 32).doorbell_stride(), stride, "DSTRD {dstrd}");
+        assert_eq!(
+            Cap::from_raw((dstrd as u64) << 32).doorbell_stride(),
+            stride,
+            "DSTRD {dstrd}"
+        );
     }
     // Page sizes: 2^(12 + MPS) bytes.
     assert_eq!(Cap::from_raw(1 << 48).min_page_size(), 8192);

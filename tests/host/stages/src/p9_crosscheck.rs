@@ -13,9 +13,9 @@
 //!   (and rs9p's own encoder, and Linux) says bytes; so our Rreaddir data is
 //!   checked with rs9p's per-entry decoder instead of its message decoder.
 
+use crate::p9::frame as types;
 use crate::p9::frame::HEADER_SIZE;
 use crate::p9::qid::Qid;
-use crate::p9::frame as types;
 use crate::p9::{decode_reply, decode_request, encode_reply, encode_request, Frame};
 use crate::p9_model::{self, Entry, Rep, Req};
 use proptest::prelude::*;
@@ -31,58 +31,99 @@ fn s(bytes: &[u8]) -> String {
 }
 
 fn qid(q: &Qid) -> QId {
-    QId { typ: QIdType::from_bits_retain(q.ty), version: q.version, path: q.path }
+    QId {
+        typ: QIdType::from_bits_retain(q.ty),
+        version: q.version,
+        path: q.path,
+    }
 }
 
 /// The same request, as rs9p's message type.
 fn theirs_request(m: &Req) -> FCall {
     match m {
-        Req::Version(msize, v) => FCall::TVersion { msize: *msize, version: s(v) },
-        Req::Auth(afid, u, a, n) => {
-            FCall::TAuth { afid: *afid, uname: s(u), aname: s(a), n_uname: *n }
-        }
-        Req::Attach(fid, afid, u, a, n) => {
-            FCall::TAttach { fid: *fid, afid: *afid, uname: s(u), aname: s(a), n_uname: *n }
-        }
+        Req::Version(msize, v) => FCall::TVersion {
+            msize: *msize,
+            version: s(v),
+        },
+        Req::Auth(afid, u, a, n) => FCall::TAuth {
+            afid: *afid,
+            uname: s(u),
+            aname: s(a),
+            n_uname: *n,
+        },
+        Req::Attach(fid, afid, u, a, n) => FCall::TAttach {
+            fid: *fid,
+            afid: *afid,
+            uname: s(u),
+            aname: s(a),
+            n_uname: *n,
+        },
         Req::Flush(oldtag) => FCall::TFlush { oldtag: *oldtag },
         Req::Walk(fid, newfid, names) => FCall::TWalk {
             fid: *fid,
             newfid: *newfid,
             wnames: names.iter().map(|n| s(n)).collect(),
         },
-        Req::Lopen(fid, flags) => FCall::TlOpen { fid: *fid, flags: *flags },
-        Req::Read(fid, offset, count) => FCall::TRead { fid: *fid, offset: *offset, count: *count },
-        Req::Readdir(fid, offset, count) => {
-            FCall::TReadDir { fid: *fid, offset: *offset, count: *count }
-        }
-        Req::Getattr(fid, mask) => {
-            FCall::TGetAttr { fid: *fid, req_mask: GetAttrMask::from_bits_retain(*mask) }
-        }
+        Req::Lopen(fid, flags) => FCall::TlOpen {
+            fid: *fid,
+            flags: *flags,
+        },
+        Req::Read(fid, offset, count) => FCall::TRead {
+            fid: *fid,
+            offset: *offset,
+            count: *count,
+        },
+        Req::Readdir(fid, offset, count) => FCall::TReadDir {
+            fid: *fid,
+            offset: *offset,
+            count: *count,
+        },
+        Req::Getattr(fid, mask) => FCall::TGetAttr {
+            fid: *fid,
+            req_mask: GetAttrMask::from_bits_retain(*mask),
+        },
         Req::Readlink(fid) => FCall::TReadLink { fid: *fid },
         Req::Statfs(fid) => FCall::TStatFs { fid: *fid },
-        Req::Xattrwalk(fid, newfid, name) => {
-            FCall::TxAttrWalk { fid: *fid, newfid: *newfid, name: s(name) }
-        }
+        Req::Xattrwalk(fid, newfid, name) => FCall::TxAttrWalk {
+            fid: *fid,
+            newfid: *newfid,
+            name: s(name),
+        },
         Req::Clunk(fid) => FCall::TClunk { fid: *fid },
     }
 }
 
 fn dir_entry(e: &Entry) -> DirEntry {
-    DirEntry { qid: qid(&e.qid), offset: e.offset, typ: e.ty, name: s(&e.name) }
+    DirEntry {
+        qid: qid(&e.qid),
+        offset: e.offset,
+        typ: e.ty,
+        name: s(&e.name),
+    }
 }
 
 /// The same reply, as rs9p's message type.
 fn theirs_reply(m: &Rep) -> FCall {
     match m {
-        Rep::Version(msize, v) => FCall::RVersion { msize: *msize, version: s(v) },
+        Rep::Version(msize, v) => FCall::RVersion {
+            msize: *msize,
+            version: s(v),
+        },
         Rep::Attach(q) => FCall::RAttach { qid: qid(q) },
         Rep::Flush => FCall::RFlush,
-        Rep::Walk(qids) => FCall::RWalk { wqids: qids.iter().map(qid).collect() },
-        Rep::Lopen(q, iounit) => FCall::RlOpen { qid: qid(q), iounit: *iounit },
-        Rep::Read(data) => FCall::RRead { data: Data(data.clone()) },
-        Rep::Readdir(entries) => {
-            FCall::RReadDir { data: DirEntryData::with(entries.iter().map(dir_entry).collect()) }
-        }
+        Rep::Walk(qids) => FCall::RWalk {
+            wqids: qids.iter().map(qid).collect(),
+        },
+        Rep::Lopen(q, iounit) => FCall::RlOpen {
+            qid: qid(q),
+            iounit: *iounit,
+        },
+        Rep::Read(data) => FCall::RRead {
+            data: Data(data.clone()),
+        },
+        Rep::Readdir(entries) => FCall::RReadDir {
+            data: DirEntryData::with(entries.iter().map(dir_entry).collect()),
+        },
         Rep::Getattr(a) => FCall::RGetAttr {
             valid: GetAttrMask::from_bits_retain(a.valid),
             qid: qid(&a.qid),
@@ -95,9 +136,18 @@ fn theirs_reply(m: &Rep) -> FCall {
                 size: a.size,
                 blksize: a.blksize,
                 blocks: a.blocks,
-                atime: Time { sec: a.atime_sec, nsec: a.atime_nsec },
-                mtime: Time { sec: a.mtime_sec, nsec: a.mtime_nsec },
-                ctime: Time { sec: a.ctime_sec, nsec: a.ctime_nsec },
+                atime: Time {
+                    sec: a.atime_sec,
+                    nsec: a.atime_nsec,
+                },
+                mtime: Time {
+                    sec: a.mtime_sec,
+                    nsec: a.mtime_nsec,
+                },
+                ctime: Time {
+                    sec: a.ctime_sec,
+                    nsec: a.ctime_nsec,
+                },
             },
         },
         Rep::Readlink(target) => FCall::RReadLink { target: s(target) },
@@ -216,10 +266,31 @@ fn rs9p_reads_rreaddir_count_as_entries() {
     // Documents the rs9p difference worked around above, so that the
     // workaround is dropped when rs9p changes: two entries, count 58 bytes.
     let entries = [
-        Entry { qid: Qid { ty: 0x80, version: 0, path: 1 }, offset: 1, ty: 4, name: b".".to_vec() },
-        Entry { qid: Qid::default(), offset: 2, ty: 8, name: b"hello.txt".to_vec() },
+        Entry {
+            qid: Qid {
+                ty: 0x80,
+                version: 0,
+                path: 1,
+            },
+            offset: 1,
+            ty: 4,
+            name: b".".to_vec(),
+        },
+        Entry {
+            qid: Qid::default(),
+            offset: 2,
+            ty: 8,
+            name: b"hello.txt".to_vec(),
+        },
     ];
     let theirs = theirs_encode(6, theirs_reply(&Rep::Readdir(entries.to_vec())));
-    assert_eq!(&theirs[7..11], &58u32.to_le_bytes(), "rs9p writes count in bytes");
-    assert!(read_msg(&mut Cursor::new(&theirs[4..])).is_err(), "but reads 58 entries");
+    assert_eq!(
+        &theirs[7..11],
+        &58u32.to_le_bytes(),
+        "rs9p writes count in bytes"
+    );
+    assert!(
+        read_msg(&mut Cursor::new(&theirs[4..])).is_err(),
+        "but reads 58 entries"
+    );
 }

@@ -141,7 +141,14 @@ pub fn bench_frames() -> Vec<Vec<u8>> {
         &[b"usr", b"share", b"doc", b"README"],
         &[b"etc", b"hostname"],
         &[b"proc", b"self", b"status"],
-        &[b"home", b"learner", b"rust-kernel-workshop", b"book", b"src", b"14.md"],
+        &[
+            b"home",
+            b"learner",
+            b"rust-kernel-workshop",
+            b"book",
+            b"src",
+            b"14.md",
+        ],
     ];
     let mut frames = Vec::new();
     for (i, path) in paths.iter().enumerate() {
@@ -212,11 +219,29 @@ pub fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
     use p9::qid::Qid;
     use p9::reply::*;
     use p9::request::*;
-    let qid = Qid { ty: p9::qid::QTDIR, version: 1, path: 2 };
+    let qid = Qid {
+        ty: p9::qid::QTDIR,
+        version: 1,
+        path: 2,
+    };
     let names: &[&[u8]] = &[b"usr", b"lib", b"os-release"];
     let requests: Vec<(&str, Request<'_>)> = vec![
-        ("tversion", Request::Version(Tversion { msize: 8192, version: b"9P2000.L" })),
-        ("tauth", Request::Auth(Tauth { afid: 1, uname: b"root", aname: b"", n_uname: 0 })),
+        (
+            "tversion",
+            Request::Version(Tversion {
+                msize: 8192,
+                version: b"9P2000.L",
+            }),
+        ),
+        (
+            "tauth",
+            Request::Auth(Tauth {
+                afid: 1,
+                uname: b"root",
+                aname: b"",
+                n_uname: 0,
+            }),
+        ),
         (
             "tattach",
             Request::Attach(Tattach {
@@ -230,31 +255,106 @@ pub fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
         ("tflush", Request::Flush(Tflush { oldtag: 3 })),
         (
             "twalk",
-            Request::Walk(Twalk { fid: 0, newfid: 1, names: WalkNames::from_list(names).unwrap() }),
+            Request::Walk(Twalk {
+                fid: 0,
+                newfid: 1,
+                names: WalkNames::from_list(names).unwrap(),
+            }),
         ),
         ("tlopen", Request::Lopen(Tlopen { fid: 1, flags: 0 })),
-        ("tread", Request::Read(Tread { fid: 1, offset: 0, count: 8181 })),
-        ("treaddir", Request::Readdir(Treaddir { fid: 1, offset: 0, count: 8181 })),
-        ("tgetattr", Request::Getattr(Tgetattr { fid: 1, request_mask: GETATTR_BASIC })),
+        (
+            "tread",
+            Request::Read(Tread {
+                fid: 1,
+                offset: 0,
+                count: 8181,
+            }),
+        ),
+        (
+            "treaddir",
+            Request::Readdir(Treaddir {
+                fid: 1,
+                offset: 0,
+                count: 8181,
+            }),
+        ),
+        (
+            "tgetattr",
+            Request::Getattr(Tgetattr {
+                fid: 1,
+                request_mask: GETATTR_BASIC,
+            }),
+        ),
         ("treadlink", Request::Readlink(Treadlink { fid: 1 })),
         ("tstatfs", Request::Statfs(Tstatfs { fid: 1 })),
-        ("txattrwalk", Request::Xattrwalk(Txattrwalk { fid: 1, newfid: 2, name: b"user.x" })),
+        (
+            "txattrwalk",
+            Request::Xattrwalk(Txattrwalk {
+                fid: 1,
+                newfid: 2,
+                name: b"user.x",
+            }),
+        ),
         ("tclunk", Request::Clunk(Tclunk { fid: 1 })),
     ];
-    let qids = [qid, Qid { ty: 0, version: 0, path: 3 }];
-    let attr = Rgetattr { valid: GETATTR_BASIC, qid, mode: 0o40755, nlink: 2, ..Default::default() };
+    let qids = [
+        qid,
+        Qid {
+            ty: 0,
+            version: 0,
+            path: 3,
+        },
+    ];
+    let attr = Rgetattr {
+        valid: GETATTR_BASIC,
+        qid,
+        mode: 0o40755,
+        nlink: 2,
+        ..Default::default()
+    };
     let replies: Vec<(&str, Reply<'_>)> = vec![
-        ("rversion", Reply::Version(Rversion { msize: 8192, version: b"9P2000.L" })),
+        (
+            "rversion",
+            Reply::Version(Rversion {
+                msize: 8192,
+                version: b"9P2000.L",
+            }),
+        ),
         ("rattach", Reply::Attach(Rattach { qid })),
         ("rflush", Reply::Flush),
-        ("rwalk", Reply::Walk(Rwalk { qids: WalkQids::from_list(&qids).unwrap() })),
+        (
+            "rwalk",
+            Reply::Walk(Rwalk {
+                qids: WalkQids::from_list(&qids).unwrap(),
+            }),
+        ),
         ("rlopen", Reply::Lopen(Rlopen { qid, iounit: 0 })),
-        ("rread", Reply::Read(Rread { data: b"hello, world\n" })),
+        (
+            "rread",
+            Reply::Read(Rread {
+                data: b"hello, world\n",
+            }),
+        ),
         ("rgetattr", Reply::Getattr(attr)),
-        ("rreadlink", Reply::Readlink(Rreadlink { target: b"../lib" })),
-        ("rstatfs", Reply::Statfs(Rstatfs { bsize: 4096, namelen: 255, ..Default::default() })),
+        (
+            "rreadlink",
+            Reply::Readlink(Rreadlink { target: b"../lib" }),
+        ),
+        (
+            "rstatfs",
+            Reply::Statfs(Rstatfs {
+                bsize: 4096,
+                namelen: 255,
+                ..Default::default()
+            }),
+        ),
         ("rclunk", Reply::Clunk),
-        ("rlerror", Reply::Lerror(Rlerror { ecode: p9::error::errno::ENODATA })),
+        (
+            "rlerror",
+            Reply::Lerror(Rlerror {
+                ecode: p9::error::errno::ENODATA,
+            }),
+        ),
     ];
     let mut frames = Vec::new();
     let mut buf = vec![0u8; 8192];
@@ -267,9 +367,24 @@ pub fn seed_frames() -> Vec<(&'static str, Vec<u8>)> {
         frames.push((name, buf[..len].to_vec()));
     }
     let entries = [
-        Dirent { qid, offset: 1, ty: p9::dirent::DT_DIR, name: b"." },
-        Dirent { qid, offset: 2, ty: p9::dirent::DT_DIR, name: b".." },
-        Dirent { qid: qids[1], offset: 3, ty: p9::dirent::DT_REG, name: b"hello.txt" },
+        Dirent {
+            qid,
+            offset: 1,
+            ty: p9::dirent::DT_DIR,
+            name: b".",
+        },
+        Dirent {
+            qid,
+            offset: 2,
+            ty: p9::dirent::DT_DIR,
+            name: b"..",
+        },
+        Dirent {
+            qid: qids[1],
+            offset: 3,
+            ty: p9::dirent::DT_REG,
+            name: b"hello.txt",
+        },
     ];
     let outcome = p9::dirent::encode_rreaddir(1, 8181, entries, &mut buf).unwrap();
     frames.push(("rreaddir", buf[..outcome.len].to_vec()));

@@ -47,7 +47,9 @@ pub(crate) const CLIPPY_FLAGS: &[&str] = &[
 ];
 
 fn stage_dir() -> PathBuf {
-    Path::new(crate::REPO).join(crate::TREE).join("26-9p-protocol")
+    Path::new(crate::REPO)
+        .join(crate::TREE)
+        .join("26-9p-protocol")
 }
 
 /// A `no_std` crate that includes the codec the way a kernel module does.
@@ -77,7 +79,11 @@ pub(crate) fn stand_in_crate(dir: &str, body: &str) -> (PathBuf, PathBuf) {
 /// variables behind, so on the steps tree it need only compile.
 pub(crate) fn check_rustc_lints(dir: &Path, lib: &Path) {
     let mut args = RUSTC_FLAGS.to_vec();
-    args.push(if crate::TREE == "solutions" { "-Dwarnings" } else { "-Awarnings" });
+    args.push(if crate::TREE == "solutions" {
+        "-Dwarnings"
+    } else {
+        "-Awarnings"
+    });
     run("/usr/bin/rustc", &args, lib, &dir.join("libstandin.rlib"));
 }
 
@@ -90,7 +96,12 @@ pub(crate) fn check_clippy_lints(dir: &Path, lib: &Path) {
     let mut args = RUSTC_FLAGS.to_vec();
     args.extend_from_slice(CLIPPY_FLAGS);
     args.push("-Dwarnings");
-    run("/usr/bin/clippy-driver", &args, lib, &dir.join("libstandin.rlib"));
+    run(
+        "/usr/bin/clippy-driver",
+        &args,
+        lib,
+        &dir.join("libstandin.rlib"),
+    );
 }
 
 /// `file` is `core`-only code a kernel module can include: the SPDX line,
@@ -98,14 +109,22 @@ pub(crate) fn check_clippy_lints(dir: &Path, lib: &Path) {
 /// `unwrap()`, `expect(` or `panic!` outside comments.
 pub(crate) fn assert_core_only_and_no_unsafe(file: &Path) {
     let text = std::fs::read_to_string(file).unwrap();
-    assert!(text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"), "{file:?}");
-    assert!(text.contains("\n#![forbid(unsafe_code)]\n"), "{file:?} forbids unsafe code");
+    assert!(
+        text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"),
+        "{file:?}"
+    );
+    assert!(
+        text.contains("\n#![forbid(unsafe_code)]\n"),
+        "{file:?} forbids unsafe code"
+    );
     for (n, line) in text.lines().enumerate() {
         if line == "#![forbid(unsafe_code)]" {
             continue;
         }
         let code = line.split("//").next().unwrap();
-        for banned in ["std::", "alloc::", "kernel::", "unsafe", "unwrap()", "expect(", "panic!"] {
+        for banned in [
+            "std::", "alloc::", "kernel::", "unsafe", "unwrap()", "expect(", "panic!",
+        ] {
             assert!(
                 !code.contains(banned) || code.contains("core::"),
                 "{}:{}: `{banned}` in core-only code: {line}",
@@ -125,7 +144,10 @@ pub(crate) fn run(tool: &str, args: &[&str], lib: &Path, out: &Path) {
         .output()
         .unwrap_or_else(|e| panic!("{tool}: {e} (run `make setup`)"));
     let stderr = String::from_utf8_lossy(&result.stderr);
-    assert!(result.status.success() && stderr.trim().is_empty(), "{tool} says:\n{stderr}");
+    assert!(
+        result.status.success() && stderr.trim().is_empty(),
+        "{tool} says:\n{stderr}"
+    );
 }
 
 #[test]
@@ -165,18 +187,25 @@ fn p9_uses_core_only_and_no_unsafe() {
     }
     for file in files {
         let text = std::fs::read_to_string(&file).unwrap();
-        assert!(text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"), "{file:?}");
+        assert!(
+            text.starts_with("// SPDX-License-Identifier: GPL-2.0\n"),
+            "{file:?}"
+        );
         // The compiler holds the codec to it: the attribute covers p9/ too.
         if file.ends_with("p9.rs") {
-            assert!(text.contains("\n#![forbid(unsafe_code)]\n"), "{file:?} forbids unsafe code");
+            assert!(
+                text.contains("\n#![forbid(unsafe_code)]\n"),
+                "{file:?} forbids unsafe code"
+            );
         }
         for (n, line) in text.lines().enumerate() {
             if line == "#![forbid(unsafe_code)]" {
                 continue;
             }
             let code = line.split("//").next().unwrap();
-            for banned in ["std::", "alloc::", "kernel::", "unsafe", "unwrap()", "expect(", "panic!"]
-            {
+            for banned in [
+                "std::", "alloc::", "kernel::", "unsafe", "unwrap()", "expect(", "panic!",
+            ] {
                 assert!(
                     !code.contains(banned) || code.contains("core::"),
                     "{}:{}: `{banned}` in the shared codec: {line}",

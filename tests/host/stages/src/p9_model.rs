@@ -61,10 +61,16 @@ impl Req {
             _ => Vec::new(),
         };
         f(match self {
-            Req::Version(msize, v) => Request::Version(Tversion { msize: *msize, version: v }),
-            Req::Auth(afid, u, a, n) => {
-                Request::Auth(Tauth { afid: *afid, uname: u, aname: a, n_uname: *n })
-            }
+            Req::Version(msize, v) => Request::Version(Tversion {
+                msize: *msize,
+                version: v,
+            }),
+            Req::Auth(afid, u, a, n) => Request::Auth(Tauth {
+                afid: *afid,
+                uname: u,
+                aname: a,
+                n_uname: *n,
+            }),
             Req::Attach(fid, afid, u, a, n) => Request::Attach(Tattach {
                 fid: *fid,
                 afid: *afid,
@@ -78,21 +84,31 @@ impl Req {
                 newfid: *newfid,
                 names: WalkNames::from_list(&names).expect("at most 16 names"),
             }),
-            Req::Lopen(fid, flags) => Request::Lopen(Tlopen { fid: *fid, flags: *flags }),
-            Req::Read(fid, offset, count) => {
-                Request::Read(Tread { fid: *fid, offset: *offset, count: *count })
-            }
-            Req::Readdir(fid, offset, count) => {
-                Request::Readdir(Treaddir { fid: *fid, offset: *offset, count: *count })
-            }
-            Req::Getattr(fid, mask) => {
-                Request::Getattr(Tgetattr { fid: *fid, request_mask: *mask })
-            }
+            Req::Lopen(fid, flags) => Request::Lopen(Tlopen {
+                fid: *fid,
+                flags: *flags,
+            }),
+            Req::Read(fid, offset, count) => Request::Read(Tread {
+                fid: *fid,
+                offset: *offset,
+                count: *count,
+            }),
+            Req::Readdir(fid, offset, count) => Request::Readdir(Treaddir {
+                fid: *fid,
+                offset: *offset,
+                count: *count,
+            }),
+            Req::Getattr(fid, mask) => Request::Getattr(Tgetattr {
+                fid: *fid,
+                request_mask: *mask,
+            }),
             Req::Readlink(fid) => Request::Readlink(Treadlink { fid: *fid }),
             Req::Statfs(fid) => Request::Statfs(Tstatfs { fid: *fid }),
-            Req::Xattrwalk(fid, newfid, name) => {
-                Request::Xattrwalk(Txattrwalk { fid: *fid, newfid: *newfid, name })
-            }
+            Req::Xattrwalk(fid, newfid, name) => Request::Xattrwalk(Txattrwalk {
+                fid: *fid,
+                newfid: *newfid,
+                name,
+            }),
             Req::Clunk(fid) => Request::Clunk(Tclunk { fid: *fid }),
         })
     }
@@ -122,13 +138,19 @@ impl Rep {
             _ => Vec::new(),
         };
         f(match self {
-            Rep::Version(msize, v) => Reply::Version(Rversion { msize: *msize, version: v }),
+            Rep::Version(msize, v) => Reply::Version(Rversion {
+                msize: *msize,
+                version: v,
+            }),
             Rep::Attach(qid) => Reply::Attach(Rattach { qid: *qid }),
             Rep::Flush => Reply::Flush,
-            Rep::Walk(qids) => {
-                Reply::Walk(Rwalk { qids: WalkQids::from_list(qids).expect("at most 16") })
-            }
-            Rep::Lopen(qid, iounit) => Reply::Lopen(Rlopen { qid: *qid, iounit: *iounit }),
+            Rep::Walk(qids) => Reply::Walk(Rwalk {
+                qids: WalkQids::from_list(qids).expect("at most 16"),
+            }),
+            Rep::Lopen(qid, iounit) => Reply::Lopen(Rlopen {
+                qid: *qid,
+                iounit: *iounit,
+            }),
             Rep::Read(data) => Reply::Read(Rread { data }),
             Rep::Readdir(_) => Reply::Readdir(Rreaddir {
                 data: Dirents::new(&dirents).expect("well-formed dirents"),
@@ -164,7 +186,11 @@ pub(crate) fn qid() -> impl Strategy<Value = Qid> {
 /// and getattr masks to the bits it knows.
 pub(crate) fn request(utf8: bool) -> impl Strategy<Value = Req> {
     let s = move || string(utf8, 24);
-    let mask = if utf8 { (0..0x4000u64).boxed() } else { any::<u64>().boxed() };
+    let mask = if utf8 {
+        (0..0x4000u64).boxed()
+    } else {
+        any::<u64>().boxed()
+    };
     prop_oneof![
         (any::<u32>(), s()).prop_map(|(m, v)| Req::Version(m, v)),
         (any::<u32>(), s(), s(), any::<u32>()).prop_map(|(a, u, n, i)| Req::Auth(a, u, n, i)),
@@ -195,7 +221,13 @@ pub(crate) fn entry(utf8: bool) -> impl Strategy<Value = Entry> {
 
 fn rgetattr(reserved: bool) -> impl Strategy<Value = Rgetattr> {
     (
-        (any::<u64>(), qid(), any::<u32>(), any::<u32>(), any::<u32>()),
+        (
+            any::<u64>(),
+            qid(),
+            any::<u32>(),
+            any::<u32>(),
+            any::<u32>(),
+        ),
         any::<[u64; 11]>(),
         any::<[u64; 4]>(),
     )
@@ -226,18 +258,16 @@ fn rgetattr(reserved: bool) -> impl Strategy<Value = Rgetattr> {
 }
 
 fn rstatfs() -> impl Strategy<Value = Rstatfs> {
-    (any::<u32>(), any::<u32>(), any::<[u64; 6]>(), any::<u32>()).prop_map(|(t, b, n, l)| {
-        Rstatfs {
-            fs_type: t,
-            bsize: b,
-            blocks: n[0],
-            bfree: n[1],
-            bavail: n[2],
-            files: n[3],
-            ffree: n[4],
-            fsid: n[5],
-            namelen: l,
-        }
+    (any::<u32>(), any::<u32>(), any::<[u64; 6]>(), any::<u32>()).prop_map(|(t, b, n, l)| Rstatfs {
+        fs_type: t,
+        bsize: b,
+        blocks: n[0],
+        bfree: n[1],
+        bavail: n[2],
+        files: n[3],
+        ffree: n[4],
+        fsid: n[5],
+        namelen: l,
     })
 }
 

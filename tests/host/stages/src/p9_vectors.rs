@@ -26,7 +26,13 @@ fn check_request(bytes: &[u8], tag: u16, expected: Request<'_>) {
         "the vector's size field is its length"
     );
     let frame = decode_request(bytes, MSIZE).expect("the vector decodes");
-    assert_eq!(frame, Frame { tag, body: expected });
+    assert_eq!(
+        frame,
+        Frame {
+            tag,
+            body: expected
+        }
+    );
     let mut buf = [0u8; 256];
     let len = encode_request(tag, &expected, &mut buf).expect("the message encodes");
     assert_eq!(&buf[..len], bytes, "encoding gives the vector");
@@ -36,7 +42,10 @@ fn check_request(bytes: &[u8], tag: u16, expected: Request<'_>) {
             Err(Error::BufferTooSmall),
             "encoding into {short} bytes"
         );
-        assert!(decode_request(&bytes[..short], MSIZE).is_err(), "decoding {short} bytes");
+        assert!(
+            decode_request(&bytes[..short], MSIZE).is_err(),
+            "decoding {short} bytes"
+        );
     }
 }
 
@@ -48,7 +57,13 @@ fn check_reply(bytes: &[u8], tag: u16, expected: Reply<'_>) {
         "the vector's size field is its length"
     );
     let frame = decode_reply(bytes, MSIZE).expect("the vector decodes");
-    assert_eq!(frame, Frame { tag, body: expected });
+    assert_eq!(
+        frame,
+        Frame {
+            tag,
+            body: expected
+        }
+    );
     let mut buf = [0u8; 256];
     let len = encode_reply(tag, &expected, &mut buf).expect("the message encodes");
     assert_eq!(&buf[..len], bytes, "encoding gives the vector");
@@ -58,7 +73,10 @@ fn check_reply(bytes: &[u8], tag: u16, expected: Reply<'_>) {
             Err(Error::BufferTooSmall),
             "encoding into {short} bytes"
         );
-        assert!(decode_reply(&bytes[..short], MSIZE).is_err(), "decoding {short} bytes");
+        assert!(
+            decode_reply(&bytes[..short], MSIZE).is_err(),
+            "decoding {short} bytes"
+        );
     }
 }
 
@@ -73,7 +91,10 @@ const TVERSION: &[u8] = &[
 
 #[test]
 fn tversion() {
-    let m = Tversion { msize: 8192, version: b"9P2000.L" };
+    let m = Tversion {
+        msize: 8192,
+        version: b"9P2000.L",
+    };
     check_request(TVERSION, NOTAG, Request::Version(m));
 }
 
@@ -85,7 +106,10 @@ fn rversion() {
         0x00, 0x10, 0x00, 0x00, // msize 4096
         0x08, 0x00, b'9', b'P', b'2', b'0', b'0', b'0', b'.', b'L',
     ];
-    let m = Rversion { msize: 4096, version: b"9P2000.L" };
+    let m = Rversion {
+        msize: 4096,
+        version: b"9P2000.L",
+    };
     check_reply(&bytes, NOTAG, Reply::Version(m));
 }
 
@@ -99,7 +123,12 @@ fn tauth() {
         0x00, 0x00, // aname ""
         0x00, 0x00, 0x00, 0x00, // n_uname 0
     ];
-    let m = Tauth { afid: 5, uname: b"root", aname: b"", n_uname: 0 };
+    let m = Tauth {
+        afid: 5,
+        uname: b"root",
+        aname: b"",
+        n_uname: 0,
+    };
     check_request(&bytes, 1, Request::Auth(m));
 }
 
@@ -114,7 +143,13 @@ fn tattach() {
         0x04, 0x00, b'/', b's', b'r', b'v', // aname "/srv"
         0xe8, 0x03, 0x00, 0x00, // n_uname 1000
     ];
-    let m = Tattach { fid: 0, afid: NOFID, uname: b"root", aname: b"/srv", n_uname: 1000 };
+    let m = Tattach {
+        fid: 0,
+        afid: NOFID,
+        uname: b"root",
+        aname: b"/srv",
+        n_uname: 1000,
+    };
     check_request(&bytes, 1, Request::Attach(m));
 }
 
@@ -127,7 +162,11 @@ fn rattach() {
         0x00, 0x00, 0x00, 0x00, // qid.version 0
         0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // qid.path 1
     ];
-    let qid = Qid { ty: QTDIR, version: 0, path: 1 };
+    let qid = Qid {
+        ty: QTDIR,
+        version: 0,
+        path: 1,
+    };
     check_reply(&bytes, 1, Reply::Attach(Rattach { qid }));
 }
 
@@ -152,7 +191,11 @@ const TWALK: &[u8] = &[
 #[test]
 fn twalk() {
     let names: &[&[u8]] = &[b"usr", b"lib"];
-    let m = Twalk { fid: 0, newfid: 1, names: WalkNames::from_list(names).unwrap() };
+    let m = Twalk {
+        fid: 0,
+        newfid: 1,
+        names: WalkNames::from_list(names).unwrap(),
+    };
     check_request(TWALK, 3, Request::Walk(m));
     let Request::Walk(walk) = decode_request(TWALK, MSIZE).unwrap().body else {
         panic!("not a walk")
@@ -178,28 +221,44 @@ fn twalk_without_names_clones_the_fid() {
         0x11, 0x00, 0x00, 0x00, 110, 0x03, 0x00, 0x00, 0x00, 0x00, 0x00, 0x01, 0x00, 0x00, 0x00,
         0x00, 0x00,
     ];
-    let m = Twalk { fid: 0, newfid: 1, names: WalkNames::from_list(&[]).unwrap() };
+    let m = Twalk {
+        fid: 0,
+        newfid: 1,
+        names: WalkNames::from_list(&[]).unwrap(),
+    };
     check_request(&bytes, 3, Request::Walk(m));
 }
 
 #[test]
 fn twalk_sixteen_names_is_the_limit() {
     // nwname 16 names "a": 7 + 4 + 4 + 2 + 16 * 3 = 65 = 0x41
-    let mut bytes = vec![0x41, 0x00, 0x00, 0x00, 110, 0x03, 0x00, 0, 0, 0, 0, 1, 0, 0, 0, 16, 0];
+    let mut bytes = vec![
+        0x41, 0x00, 0x00, 0x00, 110, 0x03, 0x00, 0, 0, 0, 0, 1, 0, 0, 0, 16, 0,
+    ];
     for _ in 0..16 {
         bytes.extend_from_slice(&[0x01, 0x00, b'a']);
     }
     let names: Vec<&[u8]> = vec![b"a"; 16];
-    let m = Twalk { fid: 0, newfid: 1, names: WalkNames::from_list(&names).unwrap() };
+    let m = Twalk {
+        fid: 0,
+        newfid: 1,
+        names: WalkNames::from_list(&names).unwrap(),
+    };
     check_request(&bytes, 3, Request::Walk(m));
 
     // The 17th name: nwname 17, size 68 = 0x44.
     bytes[0] = 0x44;
     bytes[15] = 17;
     bytes.extend_from_slice(&[0x01, 0x00, b'a']);
-    assert_eq!(decode_request(&bytes, MSIZE), Err(Error::TooManyWalkElements(17)));
+    assert_eq!(
+        decode_request(&bytes, MSIZE),
+        Err(Error::TooManyWalkElements(17))
+    );
     let names: Vec<&[u8]> = vec![b"a"; 17];
-    assert_eq!(WalkNames::from_list(&names), Err(Error::TooManyWalkElements(17)));
+    assert_eq!(
+        WalkNames::from_list(&names),
+        Err(Error::TooManyWalkElements(17))
+    );
 }
 
 #[test]
@@ -214,7 +273,10 @@ fn twalk_bad_counts_are_refused() {
     // nwname 0xffff: over the limit, refused before any name is looked at.
     bytes[15] = 0xff;
     bytes[16] = 0xff;
-    assert_eq!(decode_request(&bytes, MSIZE), Err(Error::TooManyWalkElements(0xffff)));
+    assert_eq!(
+        decode_request(&bytes, MSIZE),
+        Err(Error::TooManyWalkElements(0xffff))
+    );
     // The second name's length runs past the frame.
     let mut bytes = TWALK.to_vec();
     bytes[22] = 4;
@@ -227,14 +289,26 @@ fn rwalk() {
     let bytes = [
         0x23, 0x00, 0x00, 0x00, 111, 0x03, 0x00, // size 35, Rwalk, tag 3
         0x02, 0x00, // nwqid 2
-        0x80, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // dir, v0, 2
-        0x00, 0x07, 0x00, 0x00, 0x00, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02, 0x01, // file, v7
+        0x80, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+        0x00, // dir, v0, 2
+        0x00, 0x07, 0x00, 0x00, 0x00, 0x08, 0x07, 0x06, 0x05, 0x04, 0x03, 0x02,
+        0x01, // file, v7
     ];
     let qids = [
-        Qid { ty: QTDIR, version: 0, path: 2 },
-        Qid { ty: QTFILE, version: 7, path: 0x0102_0304_0506_0708 },
+        Qid {
+            ty: QTDIR,
+            version: 0,
+            path: 2,
+        },
+        Qid {
+            ty: QTFILE,
+            version: 7,
+            path: 0x0102_0304_0506_0708,
+        },
     ];
-    let m = Rwalk { qids: WalkQids::from_list(&qids).unwrap() };
+    let m = Rwalk {
+        qids: WalkQids::from_list(&qids).unwrap(),
+    };
     check_reply(&bytes, 3, Reply::Walk(m));
     let Reply::Walk(walk) = decode_reply(&bytes, MSIZE).unwrap().body else {
         panic!("not a walk")
@@ -247,8 +321,14 @@ fn rwalk_over_sixteen_qids_is_refused() {
     let mut bytes = vec![0u8; 7 + 2 + 17 * 13];
     bytes[..7].copy_from_slice(&[(7 + 2 + 17 * 13) as u8, 0, 0, 0, 111, 3, 0]);
     bytes[7] = 17;
-    assert_eq!(decode_reply(&bytes, MSIZE), Err(Error::TooManyWalkElements(17)));
-    assert_eq!(WalkQids::from_list(&[Qid::default(); 17]), Err(Error::TooManyWalkElements(17)));
+    assert_eq!(
+        decode_reply(&bytes, MSIZE),
+        Err(Error::TooManyWalkElements(17))
+    );
+    assert_eq!(
+        WalkQids::from_list(&[Qid::default(); 17]),
+        Err(Error::TooManyWalkElements(17))
+    );
 }
 
 #[test]
@@ -259,14 +339,25 @@ fn tlopen_rlopen() {
         0x01, 0x00, 0x00, 0x00, // fid 1
         0x00, 0x80, 0x00, 0x00, // flags
     ];
-    check_request(&tlopen, 4, Request::Lopen(Tlopen { fid: 1, flags: 0o100000 }));
+    check_request(
+        &tlopen,
+        4,
+        Request::Lopen(Tlopen {
+            fid: 1,
+            flags: 0o100000,
+        }),
+    );
     // size = 7 + 13 + 4 = 24
     let rlopen = [
         0x18, 0x00, 0x00, 0x00, 13, 0x04, 0x00, // size 24, Rlopen, tag 4
         0x00, 0x01, 0x00, 0x00, 0x00, 0x2a, 0, 0, 0, 0, 0, 0, 0, // qid file, v1, 42
         0x00, 0x00, 0x00, 0x00, // iounit 0
     ];
-    let qid = Qid { ty: QTFILE, version: 1, path: 42 };
+    let qid = Qid {
+        ty: QTFILE,
+        version: 1,
+        path: 42,
+    };
     check_reply(&rlopen, 4, Reply::Lopen(Rlopen { qid, iounit: 0 }));
 }
 
@@ -280,7 +371,15 @@ const TREAD: &[u8] = &[
 
 #[test]
 fn tread() {
-    check_request(TREAD, 5, Request::Read(Tread { fid: 1, offset: 4096, count: 8181 }));
+    check_request(
+        TREAD,
+        5,
+        Request::Read(Tread {
+            fid: 1,
+            offset: 4096,
+            count: 8181,
+        }),
+    );
 }
 
 #[test]
@@ -292,7 +391,9 @@ fn rread() {
     ];
     check_reply(&bytes, 5, Reply::Read(Rread { data: b"hello\n" }));
     // An empty Rread is how the end of a file looks.
-    let eof = [0x0b, 0x00, 0x00, 0x00, 117, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00];
+    let eof = [
+        0x0b, 0x00, 0x00, 0x00, 117, 0x05, 0x00, 0x00, 0x00, 0x00, 0x00,
+    ];
     check_reply(&eof, 5, Reply::Read(Rread { data: b"" }));
 }
 
@@ -314,7 +415,15 @@ fn treaddir() {
         0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset 0
         0xe8, 0x1f, 0x00, 0x00, // count 8168
     ];
-    check_request(&bytes, 6, Request::Readdir(Treaddir { fid: 2, offset: 0, count: 8168 }));
+    check_request(
+        &bytes,
+        6,
+        Request::Readdir(Treaddir {
+            fid: 2,
+            offset: 0,
+            count: 8168,
+        }),
+    );
 }
 
 // Two dirents, `qid[13] offset[8] type[1] name[s]` each:
@@ -328,7 +437,8 @@ const RREADDIR: &[u8] = &[
     0x01, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset 1
     0x04, // DT_DIR
     0x01, 0x00, b'.', // "."
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // qid file 2
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, // qid file 2
     0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // offset 2
     0x08, // DT_REG
     0x09, 0x00, b'h', b'e', b'l', b'l', b'o', b'.', b't', b'x', b't', // "hello.txt"
@@ -336,9 +446,22 @@ const RREADDIR: &[u8] = &[
 
 fn dirents() -> [Dirent<'static>; 2] {
     [
-        Dirent { qid: Qid { ty: QTDIR, version: 0, path: 1 }, offset: 1, ty: DT_DIR, name: b"." },
         Dirent {
-            qid: Qid { ty: QTFILE, version: 0, path: 2 },
+            qid: Qid {
+                ty: QTDIR,
+                version: 0,
+                path: 1,
+            },
+            offset: 1,
+            ty: DT_DIR,
+            name: b".",
+        },
+        Dirent {
+            qid: Qid {
+                ty: QTFILE,
+                version: 0,
+                path: 2,
+            },
             offset: 2,
             ty: DT_REG,
             name: b"hello.txt",
@@ -350,7 +473,9 @@ fn dirents() -> [Dirent<'static>; 2] {
 fn rreaddir_decodes_to_entries() {
     let frame = decode_reply(RREADDIR, MSIZE).unwrap();
     assert_eq!(frame.tag, 6);
-    let Reply::Readdir(readdir) = frame.body else { panic!("not a readdir") };
+    let Reply::Readdir(readdir) = frame.body else {
+        panic!("not a readdir")
+    };
     assert_eq!(readdir.data.iter().collect::<Vec<_>>(), dirents());
     check_reply(RREADDIR, 6, Reply::Readdir(readdir));
 }
@@ -359,7 +484,13 @@ fn rreaddir_decodes_to_entries() {
 fn rreaddir_encodes_entries() {
     let mut buf = [0u8; 256];
     let outcome = encode_rreaddir(6, 8168, dirents(), &mut buf);
-    assert_eq!(outcome, Ok(ReaddirOutcome { len: RREADDIR.len(), entries: 2 }));
+    assert_eq!(
+        outcome,
+        Ok(ReaddirOutcome {
+            len: RREADDIR.len(),
+            entries: 2
+        })
+    );
     assert_eq!(&buf[..RREADDIR.len()], RREADDIR);
 }
 
@@ -371,12 +502,23 @@ fn rreaddir_stops_before_the_count_limit() {
     assert_eq!(outcome.entries, 2);
     // One byte less: only "." (25 bytes) fits; count says 25, size 36.
     let outcome = encode_rreaddir(6, 57, dirents(), &mut buf).unwrap();
-    assert_eq!(outcome, ReaddirOutcome { len: 36, entries: 1 });
-    let mut expected = vec![0x24, 0x00, 0x00, 0x00, 41, 0x06, 0x00, 0x19, 0x00, 0x00, 0x00];
+    assert_eq!(
+        outcome,
+        ReaddirOutcome {
+            len: 36,
+            entries: 1
+        }
+    );
+    let mut expected = vec![
+        0x24, 0x00, 0x00, 0x00, 41, 0x06, 0x00, 0x19, 0x00, 0x00, 0x00,
+    ];
     expected.extend_from_slice(&RREADDIR[11..36]);
     assert_eq!(&buf[..36], &expected[..]);
     // Not even "." fits: an empty reply would mean "end of directory".
-    assert_eq!(encode_rreaddir(6, 24, dirents(), &mut buf), Err(Error::BufferTooSmall));
+    assert_eq!(
+        encode_rreaddir(6, 24, dirents(), &mut buf),
+        Err(Error::BufferTooSmall)
+    );
 }
 
 #[test]
@@ -384,18 +526,35 @@ fn rreaddir_stops_before_the_end_of_the_buffer() {
     // Room for the 11-byte header and 40 bytes: "." only, whatever count says.
     let mut buf = [0u8; 51];
     let outcome = encode_rreaddir(6, 8168, dirents(), &mut buf).unwrap();
-    assert_eq!(outcome, ReaddirOutcome { len: 36, entries: 1 });
+    assert_eq!(
+        outcome,
+        ReaddirOutcome {
+            len: 36,
+            entries: 1
+        }
+    );
     assert_eq!(&buf[7..11], &[0x19, 0x00, 0x00, 0x00]);
     // No room for the header.
-    assert_eq!(encode_rreaddir(6, 8168, dirents(), &mut buf[..10]), Err(Error::BufferTooSmall));
+    assert_eq!(
+        encode_rreaddir(6, 8168, dirents(), &mut buf[..10]),
+        Err(Error::BufferTooSmall)
+    );
 }
 
 #[test]
 fn rreaddir_without_entries_is_the_end() {
     let mut buf = [0u8; 64];
     let outcome = encode_rreaddir(6, 8168, [], &mut buf).unwrap();
-    assert_eq!(outcome, ReaddirOutcome { len: 11, entries: 0 });
-    let eof = [0x0b, 0x00, 0x00, 0x00, 41, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00];
+    assert_eq!(
+        outcome,
+        ReaddirOutcome {
+            len: 11,
+            entries: 0
+        }
+    );
+    let eof = [
+        0x0b, 0x00, 0x00, 0x00, 41, 0x06, 0x00, 0x00, 0x00, 0x00, 0x00,
+    ];
     assert_eq!(&buf[..11], &eof);
     let Reply::Readdir(readdir) = decode_reply(&eof, MSIZE).unwrap().body else {
         panic!("not a readdir")
@@ -419,14 +578,22 @@ fn tgetattr() {
         0x01, 0x00, 0x00, 0x00, // fid 1
         0xff, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // request_mask GETATTR_BASIC
     ];
-    check_request(&bytes, 7, Request::Getattr(Tgetattr { fid: 1, request_mask: GETATTR_BASIC }));
+    check_request(
+        &bytes,
+        7,
+        Request::Getattr(Tgetattr {
+            fid: 1,
+            request_mask: GETATTR_BASIC,
+        }),
+    );
 }
 
 // size = 7 + valid[8] + qid[13] + mode, uid, gid [3 * 4] + 15 * [8] = 160
 const RGETATTR: &[u8] = &[
     0xa0, 0x00, 0x00, 0x00, 25, 0x07, 0x00, // size 160, Rgetattr, tag 7
     0xff, 0x07, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // valid GETATTR_BASIC
-    0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00, // qid file 2
+    0x00, 0x00, 0x00, 0x00, 0x00, 0x02, 0x00, 0x00, 0x00, 0x00, 0x00, 0x00,
+    0x00, // qid file 2
     0xa4, 0x81, 0x00, 0x00, // mode 0o100644 = 0x81a4
     0xe8, 0x03, 0x00, 0x00, // uid 1000
     0x64, 0x00, 0x00, 0x00, // gid 100
@@ -451,7 +618,11 @@ const RGETATTR: &[u8] = &[
 fn rgetattr() {
     let m = Rgetattr {
         valid: GETATTR_BASIC,
-        qid: Qid { ty: QTFILE, version: 0, path: 2 },
+        qid: Qid {
+            ty: QTFILE,
+            version: 0,
+            path: 2,
+        },
         mode: 0o100644,
         uid: 1000,
         gid: 100,
@@ -473,19 +644,29 @@ fn rgetattr() {
 
 #[test]
 fn treadlink_rreadlink() {
-    let treadlink = [0x0b, 0x00, 0x00, 0x00, 22, 0x08, 0x00, 0x03, 0x00, 0x00, 0x00]; // fid 3
+    let treadlink = [
+        0x0b, 0x00, 0x00, 0x00, 22, 0x08, 0x00, 0x03, 0x00, 0x00, 0x00,
+    ]; // fid 3
     check_request(&treadlink, 8, Request::Readlink(Treadlink { fid: 3 }));
     // size = 7 + 2 + 9 = 18
     let rreadlink = [
         0x12, 0x00, 0x00, 0x00, 23, 0x08, 0x00, // size 18, Rreadlink, tag 8
         0x09, 0x00, b'h', b'e', b'l', b'l', b'o', b'.', b't', b'x', b't',
     ];
-    check_reply(&rreadlink, 8, Reply::Readlink(Rreadlink { target: b"hello.txt" }));
+    check_reply(
+        &rreadlink,
+        8,
+        Reply::Readlink(Rreadlink {
+            target: b"hello.txt",
+        }),
+    );
 }
 
 #[test]
 fn tstatfs_rstatfs() {
-    let tstatfs = [0x0b, 0x00, 0x00, 0x00, 8, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00]; // fid 0
+    let tstatfs = [
+        0x0b, 0x00, 0x00, 0x00, 8, 0x09, 0x00, 0x00, 0x00, 0x00, 0x00,
+    ]; // fid 0
     check_request(&tstatfs, 9, Request::Statfs(Tstatfs { fid: 0 }));
     // size = 7 + type[4] + bsize[4] + 6 * [8] + namelen[4] = 67 = 0x43
     let rstatfs = [
@@ -522,13 +703,19 @@ fn txattrwalk() {
         0x10, 0x00, b's', b'e', b'c', b'u', b'r', b'i', b't', b'y', b'.', b's', b'e', b'l', b'i',
         b'n', b'u', b'x',
     ];
-    let m = Txattrwalk { fid: 1, newfid: 2, name: b"security.selinux" };
+    let m = Txattrwalk {
+        fid: 1,
+        newfid: 2,
+        name: b"security.selinux",
+    };
     check_request(&bytes, 10, Request::Xattrwalk(m));
 }
 
 #[test]
 fn tclunk_rclunk() {
-    let tclunk = [0x0b, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00]; // fid 1
+    let tclunk = [
+        0x0b, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00,
+    ]; // fid 1
     check_request(&tclunk, 11, Request::Clunk(Tclunk { fid: 1 }));
     let rclunk = [0x07, 0x00, 0x00, 0x00, 121, 0x0b, 0x00];
     check_reply(&rclunk, 11, Reply::Clunk);
@@ -537,22 +724,40 @@ fn tclunk_rclunk() {
 #[test]
 fn rlerror() {
     // The read-only server's answer to Txattrwalk: ENODATA = 61 = 0x3d.
-    let bytes = [0x0b, 0x00, 0x00, 0x00, 7, 0x0a, 0x00, 0x3d, 0x00, 0x00, 0x00];
-    check_reply(&bytes, 10, Reply::Lerror(Rlerror { ecode: errno::ENODATA }));
+    let bytes = [
+        0x0b, 0x00, 0x00, 0x00, 7, 0x0a, 0x00, 0x3d, 0x00, 0x00, 0x00,
+    ];
+    check_reply(
+        &bytes,
+        10,
+        Reply::Lerror(Rlerror {
+            ecode: errno::ENODATA,
+        }),
+    );
 }
 
 #[test]
 fn header_is_checked_before_the_body() {
     assert_eq!(
         read_header(TVERSION, MSIZE),
-        Ok(Header { size: 21, ty: 100, tag: NOTAG })
+        Ok(Header {
+            size: 21,
+            ty: 100,
+            tag: NOTAG
+        })
     );
     // Fewer than 7 bytes, or a size below 7.
     assert_eq!(decode_request(&TVERSION[..6], MSIZE), Err(Error::Truncated));
     let tiny = [0x06, 0x00, 0x00, 0x00, 100, 0xff, 0xff];
     assert_eq!(decode_request(&tiny, MSIZE), Err(Error::BadSize(6)));
     // A frame larger than msize is refused before its body is looked at.
-    assert_eq!(decode_request(TVERSION, 20), Err(Error::TooLarge { size: 21, msize: 20 }));
+    assert_eq!(
+        decode_request(TVERSION, 20),
+        Err(Error::TooLarge {
+            size: 21,
+            msize: 20
+        })
+    );
     assert_eq!(decode_request(TVERSION, 21).map(|f| f.tag), Ok(NOTAG));
     // A size beyond the buffer is truncation.
     let mut bytes = TVERSION.to_vec();
@@ -565,13 +770,22 @@ fn bytes_after_the_frame_are_not_read() {
     let mut bytes = TREAD.to_vec();
     bytes.extend_from_slice(TWALK);
     let frame = decode_request(&bytes, MSIZE).unwrap();
-    assert_eq!(frame.body, Request::Read(Tread { fid: 1, offset: 4096, count: 8181 }));
+    assert_eq!(
+        frame.body,
+        Request::Read(Tread {
+            fid: 1,
+            offset: 4096,
+            count: 8181
+        })
+    );
 }
 
 #[test]
 fn fields_must_fill_the_frame() {
     // Tclunk with size 12: one byte too many inside the frame.
-    let bytes = [0x0c, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00];
+    let bytes = [
+        0x0c, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00, 0x00,
+    ];
     assert_eq!(decode_request(&bytes, MSIZE), Err(Error::TrailingBytes(1)));
     // A string whose length runs past the frame.
     let rreadlink = [
@@ -594,16 +808,29 @@ fn unknown_types_are_reported_with_their_tag() {
     let zero = [0x07, 0x00, 0x00, 0x00, 0, 0x00, 0x00];
     assert_eq!(decode_request(&zero, MSIZE), Err(Error::UnknownType(0)));
     // Rauth (103) and Rxattrwalk (31) are replies this codec does not take.
-    let rxattrwalk = [0x0f, 0x00, 0x00, 0x00, 31, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0];
-    assert_eq!(decode_reply(&rxattrwalk, MSIZE), Err(Error::UnknownType(31)));
+    let rxattrwalk = [
+        0x0f, 0x00, 0x00, 0x00, 31, 0x0a, 0x00, 0, 0, 0, 0, 0, 0, 0, 0,
+    ];
+    assert_eq!(
+        decode_reply(&rxattrwalk, MSIZE),
+        Err(Error::UnknownType(31))
+    );
 }
 
 #[test]
 fn replies_are_not_requests() {
     let rclunk = [0x07, 0x00, 0x00, 0x00, 121, 0x0b, 0x00];
-    assert_eq!(decode_request(&rclunk, MSIZE), Err(Error::WrongDirection(121)));
-    let tclunk = [0x0b, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00];
-    assert_eq!(decode_reply(&tclunk, MSIZE), Err(Error::WrongDirection(120)));
+    assert_eq!(
+        decode_request(&rclunk, MSIZE),
+        Err(Error::WrongDirection(121))
+    );
+    let tclunk = [
+        0x0b, 0x00, 0x00, 0x00, 120, 0x0b, 0x00, 0x01, 0x00, 0x00, 0x00,
+    ];
+    assert_eq!(
+        decode_reply(&tclunk, MSIZE),
+        Err(Error::WrongDirection(120))
+    );
 }
 
 #[test]
@@ -615,14 +842,25 @@ fn long_strings_cannot_be_encoded() {
         encode_reply(1, &Reply::Readlink(m), &mut buf),
         Err(Error::StringTooLong(65536))
     );
-    let m = Rreadlink { target: &long[..65535] };
-    assert_eq!(encode_reply(1, &Reply::Readlink(m), &mut buf), Ok(7 + 2 + 65535));
+    let m = Rreadlink {
+        target: &long[..65535],
+    };
+    assert_eq!(
+        encode_reply(1, &Reply::Readlink(m), &mut buf),
+        Ok(7 + 2 + 65535)
+    );
 }
 
 #[test]
 fn errors_map_to_errnos() {
     assert_eq!(Error::Truncated.errno(), errno::EPROTO);
-    assert_eq!(Error::TooLarge { size: 9, msize: 8 }.errno(), errno::EMSGSIZE);
+    assert_eq!(
+        Error::TooLarge { size: 9, msize: 8 }.errno(),
+        errno::EMSGSIZE
+    );
     assert_eq!(Error::WrongDirection(7).errno(), errno::EOPNOTSUPP);
-    assert_eq!(Error::TooManyWalkElements(17).to_string(), "17 walk elements (at most 16)");
+    assert_eq!(
+        Error::TooManyWalkElements(17).to_string(),
+        "17 walk elements (at most 16)"
+    );
 }

@@ -40,7 +40,11 @@ fn queues() -> impl Strategy<Value = u32> {
 }
 
 fn config(cases: u32) -> ProptestConfig {
-    ProptestConfig { cases, failure_persistence: None, ..ProptestConfig::default() }
+    ProptestConfig {
+        cases,
+        failure_persistence: None,
+        ..ProptestConfig::default()
+    }
 }
 
 proptest! {
@@ -89,7 +93,11 @@ proptest! {
 fn params_exhaustive_small_depths() {
     for d in 0..=8200 {
         for q in [0, 1, 64, 65] {
-            assert_eq!(Config::new(d, q).map(|_| ()), model(d, q), "Config::new({d}, {q})");
+            assert_eq!(
+                Config::new(d, q).map(|_| ()),
+                model(d, q),
+                "Config::new({d}, {q})"
+            );
         }
     }
 }

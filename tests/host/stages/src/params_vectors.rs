@@ -29,10 +29,18 @@ fn summary(c: &Config) -> String {
 fn accepted(depth: u32, queues: u32, shift: u32, queue_bytes: u32, ring_bytes: u32) {
     let c = Config::new(depth, queues)
         .unwrap_or_else(|e| panic!("({depth}, {queues}) must be accepted, got {e:?}"));
-    assert_eq!((c.depth(), c.queues()), (depth, queues), "({depth}, {queues}) is kept as given");
+    assert_eq!(
+        (c.depth(), c.queues()),
+        (depth, queues),
+        "({depth}, {queues}) is kept as given"
+    );
     assert_eq!(c.depth_shift(), shift, "depth_shift of {depth}");
     assert_eq!(c.queue_bytes(), queue_bytes, "queue_bytes of depth {depth}");
-    assert_eq!(c.ring_bytes(), ring_bytes, "ring_bytes of ({depth}, {queues})");
+    assert_eq!(
+        c.ring_bytes(),
+        ring_bytes,
+        "ring_bytes of ({depth}, {queues})"
+    );
 }
 
 /// `Config::new(depth, queues)` must be refused with `error`, logged as `line`.
@@ -45,7 +53,11 @@ fn refused(depth: u32, queues: u32, error: ParamError, line: &str) {
 #[test]
 fn params_limits_are_the_documented_ones() {
     assert_eq!((MIN_DEPTH, MAX_DEPTH, MAX_QUEUES), (2, 4096, 64));
-    assert_eq!(crate::params_config::ENTRY_SIZE, 64, "an NVMe submission queue entry");
+    assert_eq!(
+        crate::params_config::ENTRY_SIZE,
+        64,
+        "an NVMe submission queue entry"
+    );
 }
 
 // ---- depth ------------------------------------------------------------------
@@ -204,21 +216,34 @@ fn params_queues_u32_max_is_out_of_range() {
 #[test]
 fn params_depth_range_is_reported_before_queues() {
     assert_eq!(Config::new(1, 0), Err(ParamError::DepthOutOfRange(1)));
-    assert_eq!(Config::new(8192, 65), Err(ParamError::DepthOutOfRange(8192)));
-    assert_eq!(Config::new(0, u32::MAX), Err(ParamError::DepthOutOfRange(0)));
+    assert_eq!(
+        Config::new(8192, 65),
+        Err(ParamError::DepthOutOfRange(8192))
+    );
+    assert_eq!(
+        Config::new(0, u32::MAX),
+        Err(ParamError::DepthOutOfRange(0))
+    );
 }
 
 #[test]
 fn params_depth_range_is_reported_before_power_of_two() {
     // 4097, 5000 and 10000 are neither in range nor powers of two.
     for d in [4097, 5000, 10_000, u32::MAX] {
-        assert_eq!(Config::new(d, 4), Err(ParamError::DepthOutOfRange(d)), "depth {d}");
+        assert_eq!(
+            Config::new(d, 4),
+            Err(ParamError::DepthOutOfRange(d)),
+            "depth {d}"
+        );
     }
 }
 
 #[test]
 fn params_power_of_two_is_reported_before_queues() {
-    assert_eq!(Config::new(100, 0), Err(ParamError::DepthNotPowerOfTwo(100)));
+    assert_eq!(
+        Config::new(100, 0),
+        Err(ParamError::DepthNotPowerOfTwo(100))
+    );
     assert_eq!(Config::new(3, 65), Err(ParamError::DepthNotPowerOfTwo(3)));
 }
 
@@ -228,15 +253,24 @@ fn params_power_of_two_is_reported_before_queues() {
 fn params_the_defaults_give_the_logged_summary() {
     // module! defaults: queue_depth=64, nr_queues=4 (tests/02-params/test.sh).
     let c = Config::new(64, 4).expect("the defaults are valid");
-    assert_eq!(summary(&c), "4 queues of 64 entries (2^6), 16384 bytes of rings");
+    assert_eq!(
+        summary(&c),
+        "4 queues of 64 entries (2^6), 16384 bytes of rings"
+    );
 }
 
 #[test]
 fn params_256_by_8_gives_the_logged_summary_and_ranges() {
     let c = Config::new(256, 8).expect("256 x 8 is valid");
-    assert_eq!(summary(&c), "8 queues of 256 entries (2^8), 131072 bytes of rings");
+    assert_eq!(
+        summary(&c),
+        "8 queues of 256 entries (2^8), 131072 bytes of rings"
+    );
     // verbose=1: queue 7 is the last 16384 bytes.
-    assert_eq!((7 * c.queue_bytes(), 8 * c.queue_bytes()), (114_688, 131_072));
+    assert_eq!(
+        (7 * c.queue_bytes(), 8 * c.queue_bytes()),
+        (114_688, 131_072)
+    );
 }
 
 #[test]
@@ -248,11 +282,30 @@ fn params_the_largest_rings_fit_in_u32() {
 #[test]
 fn params_error_accessors() {
     let cases = [
-        (ParamError::DepthOutOfRange(7), "queue_depth", 7, "must be between 2 and 4096"),
-        (ParamError::DepthNotPowerOfTwo(7), "queue_depth", 7, "must be a power of two"),
-        (ParamError::QueuesOutOfRange(7), "nr_queues", 7, "must be between 1 and 64"),
+        (
+            ParamError::DepthOutOfRange(7),
+            "queue_depth",
+            7,
+            "must be between 2 and 4096",
+        ),
+        (
+            ParamError::DepthNotPowerOfTwo(7),
+            "queue_depth",
+            7,
+            "must be a power of two",
+        ),
+        (
+            ParamError::QueuesOutOfRange(7),
+            "nr_queues",
+            7,
+            "must be between 1 and 64",
+        ),
     ];
     for (e, param, value, reason) in cases {
-        assert_eq!((e.param(), e.value(), e.reason()), (param, value, reason), "{e:?}");
+        assert_eq!(
+            (e.param(), e.value(), e.reason()),
+            (param, value, reason),
+            "{e:?}"
+        );
     }
 }

@@ -21,19 +21,20 @@
 //! `open(2)`'s permission check before it, `O_NOATIME` for a non-owner.
 //! And it counts the handles and open files alive, for the memory bound.
 
+use crate::p9::{
+    error::errno::*,
+    reply::{Rgetattr, Rstatfs},
+};
 use crate::r9p_session::vfs::{
-    errno::*,
     may::*,
     mode::*,
     open_flags::*,
     Attr,
     Buffer,
     DirEntry,
-    StatFs,
     Table,
     VResult,
-    Vfs,
-    Who, //
+    Vfs, //
 };
 use crate::r9p_session::{fids::Fid, nodes::Node};
 use std::cell::{Cell, RefCell};
@@ -281,16 +282,14 @@ impl Fake {
         (nodes[node].dev, nodes[node].ino)
     }
 
-    /// The uid the database lists for `who`, if it lists the user.
-    pub(crate) fn uid_of(&self, who: Who<'_>) -> Option<u32> {
+    /// The uid and gid the database lists for the user of uid `uid`, or
+    /// (`uid` is `None`) of name `name`, if it lists the user.
+    pub fn account(&self, uid: Option<u32>, name: &[u8]) -> Option<(u32, u32)> {
         self.users
             .borrow()
             .iter()
-            .find(|(name, uid, _)| match who {
-                Who::Uid(u) => *uid == u,
-                Who::Name(n) => name == n,
-            })
-            .map(|u| u.1)
+            .find(|u| uid.map_or(u.0 == name, |uid| u.1 == uid))
+            .map(|u| (u.1, u.2))
     }
 
     fn violation(&self, what: String) {
@@ -568,16 +567,18 @@ impl Vfs for Fake {
         self.call("getattr", user, h.node);
         let n = &self.nodes.borrow()[h.node];
         Ok(Attr {
-            mode: n.mode,
-            uid: n.uid,
-            gid: n.gid,
-            nlink: 1,
-            size: (n.data.len() + n.target.len()) as u64,
-            blksize: 4096,
+            st: Rgetattr {
+                mode: n.mode,
+                uid: n.uid,
+                gid: n.gid,
+                nlink: 1,
+                size: (n.data.len() + n.target.len()) as u64,
+                blksize: 4096,
+                ..Rgetattr::default()
+            },
             dev: n.dev,
             ino: n.ino,
             own_readlink: n.magic,
-            ..Attr::default()
         })
     }
 
@@ -713,32 +714,26 @@ impl Vfs for Fake {
         Ok(n.target.len())
     }
 
-    fn statfs(&self, user: &FUser, h: &FHandle) -> VResult<StatFs> {
+    fn statfs(&self, user: &FUser, h: &FHandle) -> VResult<Rstatfs> {
         self.call("statfs", user, h.node);
         let dev = self.nodes.borrow()[h.node].dev;
-        Ok(StatFs {
+        Ok(Rstatfs {
             fs_type: 0x0102_1994,
             bsize: 4096,
             fsid: dev,
             namelen: 255,
-            ..StatFs::default()
+            ..Rstatfs::default()
         })
     }
 
-    fn user(&self, who: Who<'_>) -> VResult<(u32, FUser)> {
-        let users = self.users.borrow();
-        let found = users.iter().find(|(name, uid, _)| match who {
-            Who::Uid(u) => *uid == u,
-            Who::Name(n) => name == n,
-        });
-        let (_, uid, gid) = found.ok_or(EACCES)?;
-        Ok((
-            *uid,
-            FUser {
-                uid: *uid,
-                gid: *gid,
-            },
-        ))
+    fn user_by_uid(&self, uid: u32) -> VResult<FUser> {
+        let (uid, gid) = self.account(Some(uid), b"").ok_or(EACCES)?;
+        Ok(FUser { uid, gid })
+    }
+
+    fn user_by_name(&self, name: &[u8]) -> VResult<(u32, FUser)> {
+        let (uid, gid) = self.account(None, name).ok_or(EACCES)?;
+        Ok((uid, FUser { uid, gid }))
     }
 
     fn anonymous(&self) -> VResult<FUser> {

@@ -41,7 +41,7 @@ use crate::p9::{
     Reply, Request,
 };
 use crate::r9p_fake::{Buf, Config, FUser, Fake};
-use crate::r9p_session::{vfs::Who, Limits, Session, ANONYMOUS_UID, NONUNAME};
+use crate::r9p_session::{Limits, Session, ANONYMOUS_UID, NONUNAME};
 use std::collections::{BTreeMap, HashMap};
 
 /// The names a walk picks from.
@@ -60,12 +60,29 @@ pub fn seed_programs() -> Vec<(&'static str, Vec<u8>)> {
         (
             "tour",
             vec![
-                0, 0, 0, 2, 1, 0, 1, 0, 2, 0, 1, 2, 2, 4, 4, 1, 0, 5, 1, 0, 100, 0, 2, 0, 2, 1,
-                2, 4, 2, 0, 6, 2, 4, 7, 1, 10, 1, 10, 2,
+                0, 0, 0, 2, 1, 0, 1, 0, 2, 0, 1, 2, 2, 4, 4, 1, 0, 5, 1, 0, 100, 0, 2, 0, 2, 1, 2,
+                4, 2, 0, 6, 2, 4, 7, 1, 10, 1, 10, 2,
             ],
         ),
     ]
 }
+
+/// The paths of the fake a path walk picks from (op 15): what the
+/// environment has that a random walk of names rarely reaches.
+const PATHS: [&[&[u8]]; 12] = [
+    &[b"a", b"f"],
+    &[b"a", b"private"],
+    &[b"b", b"g"],
+    &[b"proc", b"cwd"],
+    &[b"proc", b"self"],
+    &[b"mnt", b"x"],
+    &[b"hang", b"y"],
+    &[b"deep", b"d", b"d", b"d"],
+    &[b"leased"],
+    &[b"fifo"],
+    &[b"link"],
+    &[b"a", b"..", b"..", b"secret"],
+];
 
 /// What a run did, for the statistics.
 #[derive(Debug, Default, Clone, Copy)]
@@ -235,7 +252,12 @@ fn step(
                 n_uname,
             })
         }
-        2 | 3 | 15 => {
+        15 => {
+            let newfid = u32::from(input.byte() % 8);
+            let path = PATHS[usize::from(input.byte()) % PATHS.len()];
+            return send_walk(session, model, tag, fid, newfid, path, limits, stats);
+        }
+        2 | 3 => {
             let newfid = u32::from(input.byte() % 8);
             let n = if op % 16 == 3 {
                 16
@@ -309,17 +331,33 @@ fn step(
             for b in &mut frame[7..] {
                 *b = input.byte();
             }
-            return exchange(session, model, &frame, tag, None, stats).map(|_| ());
+            return exchange(session, model, &frame, tag, None, Acting::Unchecked, stats)
+                .map(|_| ());
         }
         _ => {
             // `Tmkdir`: a write, which the codec does not know.
             let frame = [11, 0, 0, 0, 72, tag as u8, (tag >> 8) as u8, 0, 0, 0, 0];
-            return exchange(session, model, &frame, tag, None, stats).map(|_| ());
+            return exchange(session, model, &frame, tag, None, Acting::Unchecked, stats)
+                .map(|_| ());
         }
     };
     let mut frame = vec![0u8; 8192];
     let len = p9::encode_request(tag, &request, &mut frame).map_err(|e| format!("encode: {e}"))?;
-    let reply = exchange(session, model, &frame[..len], tag, Some(&request), stats)?;
+    let acting = match request {
+        Request::Version(_) | Request::Attach(_) | Request::Flush(_) | Request::Auth(_) => {
+            Acting::Nobody
+        }
+        _ => Acting::Fid(fid),
+    };
+    let reply = exchange(
+        session,
+        model,
+        &frame[..len],
+        tag,
+        Some(&request),
+        acting,
+        stats,
+    )?;
     // The model follows what the client was told.
     match (request, reply) {
         (Request::Version(_), Some(Reply::Version(r))) => {
@@ -328,14 +366,11 @@ fn step(
         }
         (Request::Version(_), _) => model.fids.clear(),
         (Request::Attach(t), Some(Reply::Attach(_))) => {
-            let who = if t.n_uname == NONUNAME {
-                Who::Name(t.uname)
-            } else {
-                Who::Uid(t.n_uname)
-            };
-            let Some(uid) = session.vfs().uid_of(who) else {
+            let by_uid = (t.n_uname != NONUNAME).then_some(t.n_uname);
+            let Some((uid, _)) = session.vfs().account(by_uid, t.uname) else {
                 return Err(format!(
-                    "users: attached {who:?}, whom the user database does not list"
+                    "users: attached uid {by_uid:?} or name {:?}, whom the user database does not list",
+                    String::from_utf8_lossy(t.uname)
                 ));
             };
             let uid = if uid == 0 && !model.allow_root {
@@ -374,7 +409,15 @@ fn send_walk(
     let request = Request::Walk(Twalk { fid, newfid, names });
     let mut frame = vec![0u8; 8192];
     let len = p9::encode_request(tag, &request, &mut frame).map_err(|e| format!("encode: {e}"))?;
-    let reply = exchange(session, model, &frame[..len], tag, Some(&request), stats)?;
+    let reply = exchange(
+        session,
+        model,
+        &frame[..len],
+        tag,
+        Some(&request),
+        Acting::Fid(fid),
+        stats,
+    )?;
     if let Some(Reply::Walk(r)) = reply {
         if r.qids.len() == names.len() {
             if let Some(&uid) = model.fids.get(&fid) {
@@ -393,6 +436,7 @@ fn exchange(
     frame: &[u8],
     tag: u16,
     request: Option<&Request<'_>>,
+    acting: Acting,
     stats: &mut Stats,
 ) -> Result<Option<Reply<'static>>, String> {
     session.vfs().take_calls();
@@ -447,21 +491,39 @@ fn exchange(
     }
     // Every call was made as the user of the fid the request acts on.
     let calls = session.vfs().take_calls();
-    if !calls.is_empty() {
-        let acting = request.and_then(acting_fid);
-        let expected = acting.and_then(|f| model.fids.get(&f).copied());
-        for (op, uid) in &calls {
-            if Some(*uid) != expected {
-                return Err(format!(
-                    "users: {op} made as uid {uid} for {request:?}, whose fid acts for {expected:?}"
-                ));
-            }
+    let expected = match acting {
+        Acting::Fid(f) => model.fids.get(&f).copied(),
+        Acting::Nobody => None,
+        Acting::Unchecked => return violations(session).map(|()| Some(leak_reply(decoded.body))),
+    };
+    for (op, uid) in &calls {
+        if Some(*uid) != expected {
+            return Err(format!(
+                "users: {op} made as uid {uid} for {request:?}, whose fid acts for {expected:?}"
+            ));
         }
     }
-    if let Some(v) = session.vfs().violations().first() {
-        return Err(v.clone());
-    }
+    violations(session)?;
     Ok(Some(leak_reply(decoded.body)))
+}
+
+/// The first violation the fake recorded, if any.
+fn violations(session: &Session<Fake>) -> Result<(), String> {
+    match session.vfs().violations().first() {
+        Some(v) => Err(v.clone()),
+        None => Ok(()),
+    }
+}
+
+/// Whose user the calls of a request must be made as.
+#[derive(Clone, Copy)]
+enum Acting {
+    /// The user of this fid (the one the request names).
+    Fid(u32),
+    /// Nobody's: the request names no fid (`Tversion`, `Tattach`, ...).
+    Nobody,
+    /// Not checked: raw bytes, which may decode into any request.
+    Unchecked,
 }
 
 /// The reply, with what the model needs of it, owning its bytes.
@@ -490,22 +552,6 @@ fn leak_reply(reply: Reply<'_>) -> Reply<'static> {
         Reply::Clunk => Reply::Clunk,
         Reply::Lerror(r) => Reply::Lerror(r),
         _ => Reply::Flush,
-    }
-}
-
-/// The fid whose user a request acts as.
-fn acting_fid(request: &Request<'_>) -> Option<u32> {
-    match request {
-        Request::Version(_) | Request::Auth(_) | Request::Attach(_) | Request::Flush(_) => None,
-        Request::Walk(t) => Some(t.fid),
-        Request::Lopen(t) => Some(t.fid),
-        Request::Read(t) => Some(t.fid),
-        Request::Readdir(t) => Some(t.fid),
-        Request::Getattr(t) => Some(t.fid),
-        Request::Readlink(t) => Some(t.fid),
-        Request::Statfs(t) => Some(t.fid),
-        Request::Xattrwalk(t) => Some(t.fid),
-        Request::Clunk(t) => Some(t.fid),
     }
 }
 

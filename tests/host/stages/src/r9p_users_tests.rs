@@ -40,23 +40,39 @@ fn account(name: &'static [u8], uid: u32, gid: u32) -> Account<'static> {
 #[test]
 fn r9p_passwd_finds_users_by_uid_and_by_name() {
     assert_eq!(find(PASSWD, Who::Uid(0)), Some(account(b"root", 0, 0)));
-    assert_eq!(find(PASSWD, Who::Uid(1000)), Some(account(b"alice", 1000, 1000)));
-    assert_eq!(find(PASSWD, Who::Name(b"bob")), Some(account(b"bob", 1001, 1001)));
+    assert_eq!(
+        find(PASSWD, Who::Uid(1000)),
+        Some(account(b"alice", 1000, 1000))
+    );
+    assert_eq!(
+        find(PASSWD, Who::Name(b"bob")),
+        Some(account(b"bob", 1001, 1001))
+    );
     assert_eq!(
         find(PASSWD, Who::Uid(65534)),
         Some(account(b"nobody", 65534, 65534)),
         "the last line, without a newline"
     );
     // The first line that matches wins, as in getpwnam.
-    assert_eq!(find(PASSWD, Who::Name(b"alice")), Some(account(b"alice", 1000, 1000)));
-    assert_eq!(find(PASSWD, Who::Uid(1002)), Some(account(b"alice", 1002, 1002)));
+    assert_eq!(
+        find(PASSWD, Who::Name(b"alice")),
+        Some(account(b"alice", 1000, 1000))
+    );
+    assert_eq!(
+        find(PASSWD, Who::Uid(1002)),
+        Some(account(b"alice", 1002, 1002))
+    );
 }
 
 #[test]
 fn r9p_passwd_skips_what_it_does_not_understand() {
     assert_eq!(find(PASSWD, Who::Uid(7)), None, "a comment");
     assert_eq!(find(PASSWD, Who::Name(b"# alice")), None, "a comment");
-    assert_eq!(find(PASSWD, Who::Name(b"broken")), None, "a uid that is not a number");
+    assert_eq!(
+        find(PASSWD, Who::Name(b"broken")),
+        None,
+        "a uid that is not a number"
+    );
     assert_eq!(find(PASSWD, Who::Uid(5)), None, "an empty name");
     assert_eq!(find(PASSWD, Who::Name(b"")), None, "an empty name");
     assert_eq!(find(PASSWD, Who::Name(b"short")), None, "no gid");
@@ -74,7 +90,10 @@ fn r9p_passwd_skips_a_commented_out_account() {
     // An account an administrator disabled by commenting it out: every
     // field of it parses, and still it is no account.
     let passwd = b"#eve:x:1000:1000:eve:/home/eve:/bin/sh\nalice:x:1000:1000::/:/bin/sh\n";
-    assert_eq!(find(passwd, Who::Uid(1000)), Some(account(b"alice", 1000, 1000)));
+    assert_eq!(
+        find(passwd, Who::Uid(1000)),
+        Some(account(b"alice", 1000, 1000))
+    );
     assert_eq!(find(passwd, Who::Name(b"#eve")), None);
 }
 
@@ -102,10 +121,18 @@ fn r9p_group_finds_a_users_groups_like_initgroups() {
     assert_eq!(groups(GROUP, b"alice", 1000), [1000, 10, 2000, 100]);
     assert_eq!(groups(GROUP, b"bob", 1001), [1001, 100]);
     assert_eq!(groups(GROUP, b"carol", 3000), [3000, 10, 2000]);
-    assert_eq!(groups(GROUP, b"dave", 3001), [3001, 2000], "the last member of a list");
+    assert_eq!(
+        groups(GROUP, b"dave", 3001),
+        [3001, 2000],
+        "the last member of a list"
+    );
     // The primary gid is not repeated when a group lists the user too.
     assert_eq!(groups(GROUP, b"alice", 2000), [2000, 10, 100]);
-    assert_eq!(groups(GROUP, b"mallory", 4242), [4242], "a user in no group");
+    assert_eq!(
+        groups(GROUP, b"mallory", 4242),
+        [4242],
+        "a user in no group"
+    );
     assert_eq!(groups(b"", b"alice", 1000), [1000], "an empty group file");
 }
 
@@ -133,7 +160,10 @@ fn r9p_group_stops_at_max_groups() {
     let got = groups(&file, b"alice", 1000);
     assert_eq!(got.len(), MAX_GROUPS);
     assert_eq!(got[0], 1000);
-    assert_eq!(got[1..], (5000..5000 + MAX_GROUPS as u32 - 1).collect::<Vec<_>>()[..]);
+    assert_eq!(
+        got[1..],
+        (5000..5000 + MAX_GROUPS as u32 - 1).collect::<Vec<_>>()[..]
+    );
 }
 
 /// What `groups_of` should say, written the plain way.

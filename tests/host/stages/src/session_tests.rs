@@ -95,7 +95,7 @@ fn answered(trace: &[String], index: usize, line: &str) {
 }
 
 #[test]
-fn r9p_session_serves_the_export() {
+fn session_serves_the_export() {
     let trace = replay(
         DEFAULT,
         &[
@@ -135,7 +135,7 @@ fn r9p_session_serves_the_export() {
 // ANCHOR: replays
 /// Finding 10: nothing is served before `Tversion` (`EPROTO`).
 #[test]
-fn r9p_session_eproto_before_tversion() {
+fn session_eproto_before_tversion() {
     let trace = replay(
         DEFAULT,
         &[attach(0, 1), getattr(0), VERSION.to_vec(), attach(0, 1)],
@@ -148,7 +148,7 @@ fn r9p_session_eproto_before_tversion() {
 /// Confinement: `..` stops at the export root, the link is not followed,
 /// names with `/` or NUL are refused before the VFS sees them.
 #[test]
-fn r9p_session_dotdot_stays_in_the_export() {
+fn session_dotdot_stays_in_the_export() {
     let trace = replay(
         DEFAULT,
         &[
@@ -179,7 +179,7 @@ fn r9p_session_dotdot_stays_in_the_export() {
 
 /// Finding 1: root acts as the anonymous user unless `allow_root`.
 #[test]
-fn r9p_session_root_is_squashed() {
+fn session_root_is_squashed() {
     let squashed = replay(
         DEFAULT,
         &[VERSION.to_vec(), attach(0, 0), walk(0, 1, &[3, 6])],
@@ -199,7 +199,7 @@ fn r9p_session_root_is_squashed() {
 
 /// Finding 2: a magic link is never read.
 #[test]
-fn r9p_session_magic_links_are_refused() {
+fn session_magic_links_are_refused() {
     let trace = replay(
         CROSS_MOUNTS,
         &[
@@ -219,7 +219,7 @@ fn r9p_session_magic_links_are_refused() {
 /// that never answers is not touched); a FIFO is not opened; a leased file
 /// is opened without waiting.
 #[test]
-fn r9p_session_never_blocks() {
+fn session_never_blocks() {
     let trace = replay(
         DEFAULT,
         &[
@@ -245,7 +245,7 @@ fn r9p_session_never_blocks() {
 
 /// Finding 4: a deep tree is walked within the walked-name budget.
 #[test]
-fn r9p_session_deep_walks_stay_within_the_budget() {
+fn session_deep_walks_stay_within_the_budget() {
     let mut ops = vec![VERSION.to_vec(), attach(0, 1), walk(0, 1, &[10])];
     ops.extend((0..6).map(|_| deep_walk(1)));
     let trace = replay(DEFAULT, &ops);
@@ -258,7 +258,7 @@ fn r9p_session_deep_walks_stay_within_the_budget() {
 
 /// Finding 7: two file systems' equal inode numbers get distinct qids.
 #[test]
-fn r9p_session_qids_fold_the_device() {
+fn session_qids_fold_the_device() {
     let trace = replay(
         CROSS_MOUNTS,
         &[
@@ -276,7 +276,7 @@ fn r9p_session_qids_fold_the_device() {
 
 /// Finding 8: opening checks `open(2)`'s permission, as the fid's user.
 #[test]
-fn r9p_session_open_checks_permission() {
+fn session_open_checks_permission() {
     let trace = replay(
         DEFAULT,
         &[
@@ -299,7 +299,7 @@ fn r9p_session_open_checks_permission() {
 
 /// Finding 9: the user database is asked at every attach.
 #[test]
-fn r9p_session_users_are_looked_up_at_each_attach() {
+fn session_users_are_looked_up_at_each_attach() {
     let trace = replay(
         DEFAULT,
         &[
@@ -324,7 +324,7 @@ fn r9p_session_users_are_looked_up_at_each_attach() {
 
 /// Any bytes are a program: a few fixed ones, and the empty one.
 #[test]
-fn r9p_session_any_bytes_run() {
+fn session_any_bytes_run() {
     for program in [
         &[][..],
         &[0xff; 64],
@@ -348,19 +348,19 @@ fn session_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
 }
 
 #[test]
-fn r9p_session_builds_with_the_kernel_rustc_lints() {
+fn session_builds_with_the_kernel_rustc_lints() {
     let (dir, lib) = session_wrapper("rustc");
     check_rustc_lints(&dir, &lib);
 }
 
 #[test]
-fn r9p_session_is_clippy_clean_with_the_kernel_lints() {
+fn session_is_clippy_clean_with_the_kernel_lints() {
     let (dir, lib) = session_wrapper("clippy");
     check_clippy_lints(&dir, &lib);
 }
 
 #[test]
-fn r9p_session_is_core_only_and_rustfmt_clean() {
+fn session_is_core_only_and_rustfmt_clean() {
     let session = Path::new(crate::R9P_SESSION_FILE);
     assert_core_only_and_no_unsafe(session);
     let mut files = vec![session.to_path_buf()];
