@@ -360,12 +360,12 @@ fn step(
     )?;
     // The model follows what the client was told.
     match (request, reply) {
-        (Request::Version(_), Some(Reply::Version(r))) => {
+        (Request::Version(_), Some(Seen::Version(agreed))) => {
             model.fids.clear();
-            model.versioned = r.version == p9::frame::VERSION_9P2000_L;
+            model.versioned = agreed;
         }
         (Request::Version(_), _) => model.fids.clear(),
-        (Request::Attach(t), Some(Reply::Attach(_))) => {
+        (Request::Attach(t), Some(Seen::Attach)) => {
             let by_uid = (t.n_uname != NONUNAME).then_some(t.n_uname);
             let Some((uid, _)) = session.vfs().account(by_uid, t.uname) else {
                 return Err(format!(
@@ -380,13 +380,11 @@ fn step(
             };
             model.fids.insert(t.fid, uid);
         }
-        (Request::Clunk(t), Some(Reply::Clunk)) => {
+        (Request::Clunk(t), Some(Seen::Clunk)) => {
             model.fids.remove(&t.fid);
         }
-        (Request::Readdir(t), Some(Reply::Readdir(r))) => {
-            if let Some(last) = r.data.iter().last() {
-                model.last_offset.insert(t.fid, last.offset);
-            }
+        (Request::Readdir(t), Some(Seen::Readdir(Some(last)))) => {
+            model.last_offset.insert(t.fid, last);
         }
         _ => {}
     }
@@ -418,8 +416,8 @@ fn send_walk(
         Acting::Fid(fid),
         stats,
     )?;
-    if let Some(Reply::Walk(r)) = reply {
-        if r.qids.len() == names.len() {
+    if let Some(Seen::Walk(walked)) = reply {
+        if walked == names.len() {
             if let Some(&uid) = model.fids.get(&fid) {
                 model.fids.insert(newfid, uid);
             }
@@ -438,7 +436,7 @@ fn exchange(
     request: Option<&Request<'_>>,
     acting: Acting,
     stats: &mut Stats,
-) -> Result<Option<Reply<'static>>, String> {
+) -> Result<Option<Seen>, String> {
     session.vfs().take_calls();
     // What the kernel's framing does first: a frame larger than `msize`
     // is refused, and the connection closed.
@@ -494,7 +492,7 @@ fn exchange(
     let expected = match acting {
         Acting::Fid(f) => model.fids.get(&f).copied(),
         Acting::Nobody => None,
-        Acting::Unchecked => return violations(session).map(|()| Some(leak_reply(decoded.body))),
+        Acting::Unchecked => return violations(session).map(|()| Some(Seen::of(&decoded.body))),
     };
     for (op, uid) in &calls {
         if Some(*uid) != expected {
@@ -504,7 +502,7 @@ fn exchange(
         }
     }
     violations(session)?;
-    Ok(Some(leak_reply(decoded.body)))
+    Ok(Some(Seen::of(&decoded.body)))
 }
 
 /// The first violation the fake recorded, if any.
@@ -526,32 +524,34 @@ enum Acting {
     Unchecked,
 }
 
-/// The reply, with what the model needs of it, owning its bytes.
-fn leak_reply(reply: Reply<'_>) -> Reply<'static> {
-    // The model reads a handful of fields; leaking a few bytes per step in
-    // a bounded run is simpler than an owned copy of every reply type.
-    match reply {
-        Reply::Version(r) => Reply::Version(p9::reply::Rversion {
-            msize: r.msize,
-            version: Box::leak(r.version.to_vec().into_boxed_slice()),
-        }),
-        Reply::Readdir(r) => {
-            let bytes: &'static [u8] = Box::leak(r.data.as_bytes().to_vec().into_boxed_slice());
-            Reply::Readdir(p9::reply::Rreaddir {
-                data: p9::dirent::Dirents::new(bytes).expect("decoded before"),
-            })
+/// What the model needs of a reply (the reply borrows the session's
+/// buffer, which the next request overwrites).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Seen {
+    /// `Rversion`: whether it agreed to 9P2000.L.
+    Version(bool),
+    /// `Rattach`.
+    Attach,
+    /// `Rclunk`.
+    Clunk,
+    /// `Rwalk` with this many qids.
+    Walk(usize),
+    /// `Rreaddir`, and the offset of its last entry, if any.
+    Readdir(Option<u64>),
+    /// Anything else.
+    Other,
+}
+
+impl Seen {
+    fn of(reply: &Reply<'_>) -> Self {
+        match reply {
+            Reply::Version(r) => Seen::Version(r.version == p9::frame::VERSION_9P2000_L),
+            Reply::Attach(_) => Seen::Attach,
+            Reply::Clunk => Seen::Clunk,
+            Reply::Walk(r) => Seen::Walk(r.qids.len()),
+            Reply::Readdir(r) => Seen::Readdir(r.data.iter().last().map(|d| d.offset)),
+            _ => Seen::Other,
         }
-        Reply::Walk(r) => {
-            let qids: Vec<_> = r.qids.iter().collect();
-            let qids: &'static [p9::qid::Qid] = Box::leak(qids.into_boxed_slice());
-            Reply::Walk(p9::reply::Rwalk {
-                qids: p9::reply::WalkQids::from_list(qids).expect("at most 16"),
-            })
-        }
-        Reply::Attach(r) => Reply::Attach(r),
-        Reply::Clunk => Reply::Clunk,
-        Reply::Lerror(r) => Reply::Lerror(r),
-        _ => Reply::Flush,
     }
 }
 
