@@ -27,13 +27,29 @@ cp -a "$FIX/." "$E/"
 dmesg -C
 
 insmod "$KO" root="$E" port=5640 max_conns=16 max_msize=65536 || exit 1
-diod -f -n -l 127.0.0.1:5641 -e "$E" -L "$W/diod.log" &
-DIOD=$!
-sleep 1
 opts="version=9p2000.L,msize=65536,cache=none"
+DIOD=""
+# diod, started (again, if it died: each fuzzer gets a live one, and a
+# crash is counted for the fuzzer it happened under), and mounted.
+diod_up() {
+	if [ -n "$DIOD" ] && kill -0 "$DIOD" 2>/dev/null; then
+		return
+	fi
+	if [ -n "$DIOD" ]; then
+		wait "$DIOD" 2>/dev/null
+		echo "# diod had died (status $?): started again"
+		umount -l "$W/diod" 2>/dev/null
+	fi
+	diod -f -n -l 127.0.0.1:5641 -e "$E" -L "$W/diod.log" 2>>"$W/diod.err" &
+	DIOD=$!
+	sleep 1
+	mount -t 9p -o "trans=tcp,$opts,port=5641,aname=$E" 127.0.0.1 "$W/diod" || echo "# diod: no mount"
+}
+diod_up
 mount -t 9p -o "trans=tcp,$opts,port=5640" 127.0.0.1 "$W/r9p" || echo "# r9p: no mount"
-mount -t 9p -o "trans=tcp,$opts,port=5641,aname=$E" 127.0.0.1 "$W/diod" || echo "# diod: no mount"
 mount -t 9p -o "trans=virtio,$opts" rkwfz "$W/qemu" || echo "# qemu: no mount"
+sleep 2
+kill -0 "$DIOD" 2>/dev/null || echo "# diod died within 2 s of its mount"
 
 # crashed SERVER: 1 if the server is gone or the kernel logged a bug.
 crashed() {
@@ -52,17 +68,21 @@ stat_line() { # stat_line PREFIX OUTPUT: the fuzzer's "# PREFIX-stats" line's fi
 }
 
 for server in r9p diod; do
+	[ $server = diod ] && diod_up
 	port=$([ $server = r9p ] && echo 5640 || echo 5641)
 	out=$(P9H_ANAME=$([ $server = diod ] && echo "$E") timeout 1800 python3 "$H" fuzz $port "$SEED" "$COUNT" 8 2>&1)
 	grep -E '^(ok|not-ok|# [^f])' <<<"$out" | sed "s/^/# $server raw: /" | head -5
-	echo "compare $server raw $(stat_line fuzz "$out") crashed=$(crashed $server)"
+	hangs=$(grep -c 'reads nothing for 30 s' <<<"$out")
+	echo "compare $server raw $(stat_line fuzz "$out") hangs=$hangs crashed=$(crashed $server)"
 done
 for server in r9p diod qemu; do
+	[ $server = diod ] && diod_up
 	out=$(timeout 1800 python3 "$H" mountfuzz "$W/$server" "$SEED" "$COUNT" 2>&1)
 	grep -E '^(ok|not-ok)' <<<"$out" | sed "s/^/# $server mount: /"
 	echo "compare $server mount $(stat_line mountfuzz "$out") crashed=$(crashed $server)"
 done
-dmesg | grep -E 'BUG|Oops|WARNING|r9p' | head -20 | sed 's/^/# dmesg: /'
+dmesg | grep -E 'BUG|Oops|WARNING|segfault|r9p' | head -20 | sed 's/^/# dmesg: /'
+tail -5 "$W/diod.err" "$W/diod.log" 2>/dev/null | sed 's/^/# diod: /'
 umount "$W/r9p" "$W/diod" "$W/qemu" 2>/dev/null
 kill "$DIOD" 2>/dev/null
 rmmod r9p

@@ -462,6 +462,11 @@ fn exchange(
     if decoded.tag != tag {
         return Err(format!("protocol: reply tag {} for tag {tag}", decoded.tag));
     }
+    // Whatever request it answered, an `Rversion` starts a new session.
+    if let Reply::Version(r) = decoded.body {
+        model.fids.clear();
+        model.versioned = r.version == p9::frame::VERSION_9P2000_L;
+    }
     let is_error = matches!(decoded.body, Reply::Lerror(_));
     let name = request.map_or("raw".to_string(), |r| {
         format!("{:?}", r)
@@ -492,7 +497,17 @@ fn exchange(
     let expected = match acting {
         Acting::Fid(f) => model.fids.get(&f).copied(),
         Acting::Nobody => None,
-        Acting::Unchecked => return violations(session).map(|()| Some(Seen::of(&decoded.body))),
+        Acting::Unchecked => {
+            // Raw bytes that decoded into a request may have made or
+            // clunked fids: the model takes the session's word for them.
+            for fid in 0..8 {
+                match session.fid_info(fid) {
+                    Some((_, _, uid)) => model.fids.insert(fid, uid),
+                    None => model.fids.remove(&fid),
+                };
+            }
+            return violations(session).map(|()| Some(Seen::of(&decoded.body)));
+        }
     };
     for (op, uid) in &calls {
         if Some(*uid) != expected {
