@@ -40,7 +40,7 @@ stamp() {
 export RKW_KMEMLEAK_LATER=""
 if kmemleak_on; then
 	RKW_KMEMLEAK_LATER=1
-	echo clear >"$KMEMLEAK_FILE"
+	kmemleak_quiet
 fi
 LEAK_TREES=() # "STAGE TREE MODULE BEGIN END" (jiffies)
 # jiffies_now: the kernel's jiffies, as kmemleak's reports give each

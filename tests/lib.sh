@@ -421,7 +421,7 @@ finish() {
 }
 
 RKW_TRACE_START=$(nvme_trace_lines)
-[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && echo clear >"$KMEMLEAK_FILE"
+[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && kmemleak_quiet
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg
 mark

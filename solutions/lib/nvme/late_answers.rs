@@ -96,13 +96,7 @@ fn abandon_and_answer(
         match admin.submit(dev, &aer, Delta::ZERO) {
             Err(e) if e == ETIMEDOUT => {}
             Err(e) => return Err(e),
-            Ok(_) => {
-                dev_err!(
-                    pdev,
-                    "an Asynchronous Event Request was answered before any event\n"
-                );
-                return Err(EPROTO);
-            }
+            Ok(_) => return Err(answered_early(pdev)),
         }
         admin.submit(dev, &set(feature::TEMPERATURE_THRESHOLD, 0), ADMIN_TIMEOUT)?;
         // Both answers: the Set Features and the abandoned request's. Reaped
@@ -213,13 +207,17 @@ pub(crate) fn woken_while_waiting(
             Ok(())
         }
         Err(e) => Err(e),
-        Ok(_) => {
-            dev_err!(
-                pdev,
-                "an Asynchronous Event Request was answered before any event\n"
-            );
-            Err(EPROTO)
-        }
+        Ok(_) => Err(answered_early(pdev)),
     }
 }
 // ANCHOR_END: woken
+
+/// An Asynchronous Event Request answered with no event behind it: the
+/// controller (or a test's device) breaks the rule both checks rely on.
+fn answered_early(pdev: &pci::Device<Core<'_>>) -> Error {
+    dev_err!(
+        pdev,
+        "an Asynchronous Event Request was answered before any event\n"
+    );
+    EPROTO
+}
