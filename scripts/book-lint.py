@@ -496,13 +496,14 @@ class Lint:
 
     def lint_solved_transcript(self, path):
         """A finished stage's captured check must end with nothing failed."""
-        totals = [(n, l) for n, l in enumerate(open(path, encoding="utf-8"), 1)
-                  if re.match(r"\d+ passed, \d+ failed$", l.strip())]
+        with open(path, encoding="utf-8") as f:
+            totals = [(n, m) for n, l in enumerate(f, 1)
+                      if (m := re.fullmatch(r"\d+ passed, (\d+) failed", l.strip()))]
         if not totals:
             self.report(path, 1, "a solution's captured check with no \"N passed, N failed\" line: recapture it (scripts/transcripts.sh)")
-        elif not totals[-1][1].strip().endswith(" 0 failed"):
-            n, l = totals[-1]
-            self.report(path, n, f"a solution's captured check shows failures ({l.strip()}): recapture it (scripts/transcripts.sh)")
+        elif int(totals[-1][1].group(1)) != 0:
+            n, m = totals[-1]
+            self.report(path, n, f"a solution's captured check shows failures ({m.group(0)}): recapture it (scripts/transcripts.sh)")
 
     def run(self):
         book = os.path.join(self.root, "book", "src")
