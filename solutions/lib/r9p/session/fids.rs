@@ -28,7 +28,7 @@ pub(crate) struct Fid<V: Vfs> {
 
 /// One connection's fids.
 pub(crate) struct Fids<V: Vfs> {
-    table: V::Fids,
+    table: V::Table<Fid<V>>,
     /// How many there are.
     len: usize,
     /// How many there may be.
@@ -40,7 +40,7 @@ impl<V: Vfs> Fids<V> {
     /// An empty table for at most `max` fids.
     pub(crate) fn new(max: usize) -> Self {
         Self {
-            table: V::Fids::default(),
+            table: Default::default(),
             len: 0,
             max,
         }

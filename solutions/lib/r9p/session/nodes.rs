@@ -69,7 +69,7 @@ impl<V: Vfs> Node<V> {
 /// walks made that are still held (a fid holds its node, and through it
 /// every node it was walked through).
 pub(crate) struct Nodes<V: Vfs> {
-    table: V::Nodes,
+    table: V::Table<Node<V>>,
     /// Nodes besides the root.
     live: usize,
     /// How many there may be (`Limits::max_names`).
@@ -85,7 +85,7 @@ impl<V: Vfs> Nodes<V> {
     /// A table holding the root, `root` (whose status is `attr`), for a
     /// connection that may hold `max` walked names.
     pub(crate) fn new(root: V::Handle, attr: &Attr, max: usize) -> VResult<Self> {
-        let mut table = V::Nodes::default();
+        let mut table = V::Table::<Node<V>>::default();
         let node = Node {
             handle: root,
             qid: qid_of(attr, attr.dev),

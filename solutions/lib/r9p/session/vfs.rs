@@ -11,10 +11,6 @@
 //! traits; every rule about what a client may reach, and as whom, is in the
 //! session's files, which call them.
 
-use super::{
-    fids::Fid,
-    nodes::Node, //
-};
 use crate::p9::reply::{
     Rgetattr,
     Rstatfs, //
@@ -111,10 +107,10 @@ pub(crate) trait Vfs: Sized {
     type File;
     /// A user's credentials, as a fid keeps them.
     type User: Clone;
-    /// Where a session keeps its fids.
-    type Fids: Table<Fid<Self>>;
-    /// Where a session keeps the nodes its walks made.
-    type Nodes: Table<Node<Self>>;
+    /// Where a session keeps its fids and the nodes its walks made (a
+    /// table of any type: naming the session's own types here would make
+    /// this file and theirs import each other).
+    type Table<T>: Table<T>;
     /// Where a session encodes its replies.
     type Buf: Buffer;
 

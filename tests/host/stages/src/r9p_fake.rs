@@ -36,7 +36,6 @@ use crate::r9p_session::vfs::{
     VResult,
     Vfs, //
 };
-use crate::r9p_session::{fids::Fid, nodes::Node};
 use std::cell::{Cell, RefCell};
 use std::collections::BTreeMap;
 use std::rc::Rc;
@@ -519,8 +518,7 @@ impl Vfs for Fake {
     type Handle = FHandle;
     type File = FFile;
     type User = FUser;
-    type Fids = Map<Fid<Self>>;
-    type Nodes = Map<Node<Self>>;
+    type Table<T> = Map<T>;
     type Buf = Buf;
 
     fn lookup(&self, user: &FUser, dir: &FHandle, name: &[u8]) -> VResult<FHandle> {
