@@ -48,16 +48,12 @@ mod socket;
 #[allow(dead_code)]
 #[path = "../../solutions/26-9p-protocol/p9.rs"]
 mod p9;
-// New in stage 27: the server, and what it needs around it (given: the
-// fids, the parameters, the VFS calls, the module). Walking and listing
-// come in stages 28 and 29: until then what they use of the fids and the
-// VFS calls is unused.
-#[allow(dead_code)]
-#[path = "../../solutions/lib/r9p/fid.rs"]
-mod fid;
-#[allow(dead_code)]
-#[path = "../../solutions/lib/r9p/node.rs"]
-mod node;
+// New in stage 27: the server's frame loop, and what it needs around it
+// (given: the core session, `session.rs`, whose accessors for the host
+// tests are unused here; the kernel's side of it, `kvfs.rs`; the
+// parameters, the policy, the VFS calls, the module).
+#[path = "../../solutions/lib/r9p/kvfs.rs"]
+mod kvfs;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 #[path = "../../solutions/lib/r9p/policy.rs"]
@@ -66,6 +62,8 @@ mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
 #[allow(dead_code)]
+#[path = "../../solutions/lib/r9p/session.rs"]
+mod session;
 #[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
 
@@ -98,5 +96,5 @@ param::string_param!(ADDR, c"addr", 16, b"127.0.0.1");
 /// get `EOPNOTSUPP`.
 struct RootOnly;
 
-impl server::Namespace for RootOnly {}
+impl session::Reach for RootOnly {}
 // ANCHOR_END: namespace

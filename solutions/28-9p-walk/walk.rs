@@ -1,68 +1,90 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Walking: one name at a time, from a directory the client holds, and never
-//! out of the export. The confinement argument of chapter 28 lives here.
-//!
-//! Stage 27's server answers `Twalk` by calling its namespace's `step` for
-//! each name; the namespace of stage 28 (and 28) calls [`step`].
+//! Walking: one name at a time, from a directory the client holds, and
+//! never out of the export. The confinement argument of chapter 28 lives
+//! here, in the core session's terms (`session.rs`'s `Reach`): the kernel
+//! module and the host tests build this same file.
+#![forbid(unsafe_code)]
 
-use crate::node::Node;
-use core::ffi::CStr;
-use kernel::{
-    prelude::*,
-    sync::Arc, //
+use crate::p9::error::errno::*;
+use crate::session::{
+    nodes::{
+        NodeId,
+        NAME_MAX, //
+    },
+    vfs::{
+        VResult,
+        Vfs, //
+    },
+    Reach,
+    Walk, //
 };
 
-/// The longest name a walk may use (`NAME_MAX`).
-const NAME_MAX: usize = 255;
-
 // ANCHOR: step
-/// Walks one name from the directory `dir`: the confinement lives here.
+/// Walks one name from the directory `dir`, as `user`: the confinement
+/// lives here. Returns the node reached, with one hold (the caller's).
 ///
 /// - A name is one component: never empty, no `/`, no NUL.
-/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and the
-///   export root, which has none, is its own parent.
-/// - Any other name is looked up in `dir` by the VFS, relative to `dir`'s
-///   own path handle, without following a symlink: a symlink is a node like
-///   any other (the client reads it with `Treadlink`), and walking on from
-///   it fails, because it is not a directory.
+/// - `.` is `dir` itself; `..` is the node `dir` was reached from, and
+///   the export root, which has none, is its own parent. The VFS is
+///   never asked for `..`: its `..` is the file system's, which leads
+///   out of the export.
+/// - Any other name is looked up in `dir`'s own handle, without
+///   following a symlink: a symlink is a node like any other (the
+///   client reads it with `Treadlink`), and walking on from it fails,
+///   because it is not a directory.
 /// - A name on which another file system is mounted is refused with
-///   `EXDEV`, as diod refuses it, unless the module was loaded with
-///   `cross_mounts=1` ([`may_cross`]): the lookup lands on the mount's
-///   root, which is not on `dir`'s mount.
-pub(crate) fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-    if !dir.is_dir() {
+///   `EXDEV` unless `cross_mounts`, *before* anything else is asked of
+///   the file: a FUSE mount whose daemon never answers would hang the
+///   worker in `getattr`.
+pub(crate) fn step<V: Vfs>(w: Walk<'_, V>, dir: NodeId, name: &[u8]) -> VResult<NodeId> {
+    let Walk {
+        nodes,
+        vfs,
+        user,
+        cross_mounts,
+    } = w;
+    let node = nodes.get(dir)?;
+    if !node.is_dir() {
         return Err(ENOTDIR);
     }
     match name {
         b"" => Err(ENOENT),
-        b"." => Ok(dir.clone()),
-        b".." => Ok(dir.parent.clone().unwrap_or_else(|| dir.clone())),
+        b"." => {
+            nodes.hold(dir)?;
+            Ok(dir)
+        }
+        b".." => {
+            let up = node.parent.unwrap_or(dir);
+            nodes.hold(up)?;
+            Ok(up)
+        }
         _ if name.contains(&b'/') || name.contains(&0) => Err(EINVAL),
         _ if name.len() > NAME_MAX => Err(ENAMETOOLONG),
         _ => {
-            let mut buf = [0u8; NAME_MAX + 1];
-            buf.get_mut(..name.len())
-                .ok_or(ENAMETOOLONG)?
-                .copy_from_slice(name);
-            let cname = CStr::from_bytes_until_nul(&buf).map_err(|_| EINVAL)?;
-            let file = dir.file.lookup(cname)?;
-            if !may_cross() && !file.same_mount(&dir.file) {
+            let handle = vfs.lookup(user, &node.handle, name)?;
+            if !cross_mounts && !vfs.same_mount(&handle, &node.handle) {
                 return Err(EXDEV);
             }
-            Node::new(file, Some(dir.clone()))
+            let attr = vfs.getattr(user, &handle)?;
+            nodes.add(handle, &attr, dir)
         }
     }
 }
 // ANCHOR_END: step
 
-// ANCHOR: may_cross
-/// Whether walks may cross into file systems mounted inside the export
-/// (`cross_mounts=1`). Off by default: a mount inside the export may be
-/// one its owner never meant to export (a FUSE file system whose daemon
-/// never answers would hang a worker), and its inode numbers are another
-/// file system's (`node.rs`'s `qid_of` folds the device into the qid).
-fn may_cross() -> bool {
-    crate::module_parameters::cross_mounts.value()
+// ANCHOR: confined
+/// Stage 28's reach: the export's tree, walked one name at a time by
+/// [`step`]; listing a directory still gets `EOPNOTSUPP`.
+pub(crate) struct Confined;
+
+impl Reach for Confined {
+    fn step<V: Vfs>(w: Walk<'_, V>, dir: NodeId, name: &[u8]) -> VResult<NodeId> {
+        step(w, dir, name)
+    }
+
+    fn cross_mounts() -> bool {
+        crate::cross_mounts()
+    }
 }
-// ANCHOR_END: may_cross
+// ANCHOR_END: confined

@@ -44,12 +44,10 @@ mod socket;
 mod p9;
 // Stage 27's server and what it needs around it, stage 28's walk and
 // stage 29's listing, unchanged.
-#[path = "../../solutions/lib/r9p/fid.rs"]
-mod fid;
+#[path = "../../solutions/lib/r9p/kvfs.rs"]
+mod kvfs;
 #[path = "../../solutions/29-9p-readdir/listing.rs"]
 mod listing;
-#[path = "../../solutions/lib/r9p/node.rs"]
-mod node;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 #[path = "../../solutions/lib/r9p/policy.rs"]
@@ -58,12 +56,21 @@ mod policy;
 mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
+// The host tests' accessors of the session are unused here.
+#[allow(dead_code)]
+#[path = "../../solutions/lib/r9p/session.rs"]
+mod session;
 #[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
 #[path = "../../solutions/28-9p-walk/walk.rs"]
 mod walk;
 // New in stage 30: the limits.
 mod limits;
+
+/// `cross_mounts=`: may walks cross into mounts inside the export?
+fn cross_mounts() -> bool {
+    module_parameters::cross_mounts.value()
+}
 
 module! {
     type: service::Server<listing::Listed, limits::Limited>,

@@ -15,11 +15,7 @@
 //! Check your work with `make check STEP=28` (the exercise is in
 //! `walk.rs`: `step`).
 
-use kernel::{
-    prelude::*,
-    sync::Arc, //
-};
-use node::Node;
+use kernel::prelude::*;
 
 // Stage 22's files, unchanged: the executor, its run queue, the task
 // states, the waker.
@@ -48,10 +44,8 @@ mod socket;
 #[path = "../../solutions/26-9p-protocol/p9.rs"]
 mod p9;
 // Stage 27's server and what it needs around it, unchanged.
-#[path = "../../solutions/lib/r9p/fid.rs"]
-mod fid;
-#[path = "../../solutions/lib/r9p/node.rs"]
-mod node;
+#[path = "../../solutions/lib/r9p/kvfs.rs"]
+mod kvfs;
 #[path = "../../solutions/lib/kshim/param.rs"]
 mod param;
 #[path = "../../solutions/lib/r9p/policy.rs"]
@@ -60,16 +54,24 @@ mod policy;
 mod server;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
-// Listing a directory is stage 29: until then the VFS calls it uses are
-// unused.
+// The host tests' accessors of the session are unused here.
 #[allow(dead_code)]
+#[path = "../../solutions/lib/r9p/session.rs"]
+mod session;
 #[path = "../../solutions/lib/kshim/vfs.rs"]
 mod vfs;
 // New in stage 28: walking.
 mod walk;
 
+// ANCHOR: cross_mounts
+/// `cross_mounts=`: may walks cross into mounts inside the export?
+fn cross_mounts() -> bool {
+    module_parameters::cross_mounts.value()
+}
+// ANCHOR_END: cross_mounts
+
 module! {
-    type: service::Server<Confined>,
+    type: service::Server<walk::Confined>,
     name: "r9p",
     authors: ["rust-kernel-workshop"],
     description: "Stage 28: a 9P2000.L server that walks its export",
@@ -94,15 +96,3 @@ module! {
 param::string_param!(ROOT, c"root", 256, b"");
 param::string_param!(ADDR, c"addr", 16, b"127.0.0.1");
 // ANCHOR_END: params
-
-// ANCHOR: namespace
-/// Stage 28's namespace: the export's tree, walked one name at a time by
-/// [`walk::step`]; listing a directory still gets `EOPNOTSUPP`.
-struct Confined;
-
-impl server::Namespace for Confined {
-    fn step(dir: &Arc<Node>, name: &[u8]) -> Result<Arc<Node>> {
-        walk::step(dir, name)
-    }
-}
-// ANCHOR_END: namespace

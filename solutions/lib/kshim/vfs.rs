@@ -190,15 +190,7 @@ impl File {
     /// memory. `vfs_readlink` hands these to `i_op->readlink` for the same
     /// reason.
     pub(crate) fn readlink(&self, out: &mut KVVec<u8>) -> Result {
-        // SAFETY: the dentry is valid while `self` is (the file holds a
-        // reference on its path), and so is its inode (an `O_PATH` file
-        // pins a positive dentry); `i_op` is set when the inode is made and
-        // points at its file system's static operations.
-        let own_readlink = unsafe {
-            let inode = (*(*self.path()).dentry).d_inode;
-            !inode.is_null() && (*(*inode).i_op).readlink.is_some()
-        };
-        if own_readlink {
+        if self.reads_own_link() {
             return Err(EOPNOTSUPP);
         }
         let mut done = bindings::delayed_call::default();
@@ -222,6 +214,20 @@ impl File {
         result
     }
     // ANCHOR_END: readlink
+
+    /// Whether the file system reads this symlink itself
+    /// (`i_op->readlink`): one of /proc's "magic" links, which
+    /// [`File::readlink`] refuses.
+    pub(crate) fn reads_own_link(&self) -> bool {
+        // SAFETY: the dentry is valid while `self` is (the file holds a
+        // reference on its path), and so is its inode (an `O_PATH` file
+        // pins a positive dentry); `i_op` is set when the inode is made and
+        // points at its file system's static operations.
+        unsafe {
+            let inode = (*(*self.path()).dentry).d_inode;
+            !inode.is_null() && (*(*inode).i_op).readlink.is_some()
+        }
+    }
 
     // ANCHOR: read
     /// Reads into `buf` from byte `offset` of a file opened for reading;

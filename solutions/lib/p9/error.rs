@@ -37,6 +37,8 @@ pub(crate) mod errno {
     pub(crate) const EROFS: u32 = 30;
     /// A name longer than `NAME_MAX`, or a link target longer than `msize`.
     pub(crate) const ENAMETOOLONG: u32 = 36;
+    /// Function not implemented: a skeleton's exercise, not done yet.
+    pub(crate) const ENOSYS: u32 = 38;
     /// A symlink where a file was wanted.
     pub(crate) const ELOOP: u32 = 40;
     /// No data available (no such extended attribute).

@@ -11,10 +11,7 @@
 //! and names beside the namespace (`service::Server<Listed, Limited>`).
 //! [`Trusting`] is stage 27's, and every item's default is what it does.
 
-use crate::{
-    node::Node,
-    vfs::File, //
-};
+use crate::vfs::File;
 use core::future::Future;
 use kernel::{
     prelude::*,
@@ -56,8 +53,8 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     /// Opens `node` for reading (`Tlopen`), for `user`. `root` is the
     /// export root: its file carries the credentials the module was loaded
     /// with, which stage 27 opens everything with.
-    fn open(_user: &Self::User, node: &Node, root: &Node) -> Result<File> {
-        node.file.open_read(&root.file)
+    fn open(_user: &Self::User, file: &File, root: &File) -> Result<File> {
+        file.open_read(root)
     }
 
     /// The largest `msize` agreed to in `Tversion`.

@@ -21,7 +21,6 @@ use crate::{
         yield_now,
         Executor, //
     },
-    node::Node,
     policy::{
         Policy,
         Trusting, //
@@ -80,7 +79,7 @@ fn parse_ipv4(s: &[u8]) -> Option<[u8; 4]> {
 async fn accept_loop<N: Namespace, P: Policy>(
     executor: Arc<Executor>,
     listener: AsyncListener,
-    root: Arc<Node>,
+    root: File,
     policy: Arc<P>,
     served: Arc<AtomicU64>,
 ) {
@@ -193,7 +192,6 @@ impl<N: Namespace, P: Policy> kernel::Module for Server<N, P> {
                 e
             );
         })?;
-        let root = Node::new(root, None)?;
         // From here on, an error drops `this`, which shuts the executor down.
         let this = Self {
             executor: Executor::new(c"r9p", workers)?,

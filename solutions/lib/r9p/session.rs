@@ -36,10 +36,6 @@ pub(crate) mod vfs;
 use crate::p9::error::errno::*;
 use crate::p9::{
     self,
-    dirent::{
-        encode_rreaddir,
-        Dirent, //
-    },
     frame::{
         self,
         HEADER_SIZE,
@@ -47,12 +43,7 @@ use crate::p9::{
         NOFID,
         RREAD_HEADER_SIZE, //
     },
-    qid::{
-        Qid,
-        QTDIR,
-        QTFILE,
-        QTSYMLINK, //
-    },
+    qid::Qid,
     reply::{
         Rattach,
         Rgetattr,
@@ -77,6 +68,7 @@ use crate::p9::{
     Reply,
     Request, //
 };
+use core::marker::PhantomData;
 use fids::{
     Fid,
     Fids, //
@@ -146,11 +138,74 @@ pub(crate) struct Limits {
 
 /// What a handler answers: the length of the reply it encoded in `out`, or
 /// the errno of the `Rlerror` to send instead.
-type Answer = core::result::Result<usize, Errno>;
+pub(crate) type Answer = core::result::Result<usize, Errno>;
+
+// ANCHOR: reach
+/// What a stage's server reaches under the export root: walking a name
+/// (stage 28's `walk.rs`) and listing a directory (stage 29's
+/// `listing.rs`), the rules of each in a file of its own. The defaults
+/// refuse, with `EOPNOTSUPP`: stage 27's reach has only them, and serves
+/// the export root alone.
+pub(crate) trait Reach: 'static {
+    /// Walks one name from the directory `dir`: returns the node reached,
+    /// with one hold (the caller's).
+    fn step<V: Vfs>(_w: Walk<'_, V>, _dir: NodeId, _name: &[u8]) -> VResult<NodeId> {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Answers a `Treaddir`: encodes the reply in `l.out`; its length.
+    fn readdir<V: Vfs>(_l: Listing<'_, V>) -> Answer {
+        Err(EOPNOTSUPP)
+    }
+
+    /// Whether walks may cross into file systems mounted in the export.
+    fn cross_mounts() -> bool {
+        false
+    }
+}
+// ANCHOR_END: reach
+
+// ANCHOR: walk_step
+/// What walking one name needs: the connection's nodes, the file system,
+/// as whom, and whether mounts may be crossed.
+pub(crate) struct Walk<'a, V: Vfs> {
+    pub(crate) nodes: &'a mut Nodes<V>,
+    pub(crate) vfs: &'a V,
+    pub(crate) user: &'a V::User,
+    pub(crate) cross_mounts: bool,
+}
+// ANCHOR_END: walk_step
+
+// ANCHOR: listing
+/// What answering one `Treaddir` needs: the open directory, as whom, and
+/// where the entries go.
+pub(crate) struct Listing<'a, V: Vfs> {
+    /// The file system, and the acting user.
+    pub(crate) vfs: &'a V,
+    pub(crate) user: &'a V::User,
+    /// The open directory.
+    pub(crate) file: &'a V::File,
+    /// The directory's file system, and the export root's: the entries'
+    /// qids are folded with them (`nodes::qid_path`).
+    pub(crate) dir_dev: u64,
+    pub(crate) export_dev: u64,
+    /// The request's `offset` and `count`, and the most bytes of entries
+    /// the reply may carry (`count`, and what fits in `msize`).
+    pub(crate) offset: u64,
+    pub(crate) count: u32,
+    pub(crate) limit: usize,
+    /// The reply's tag.
+    pub(crate) tag: u16,
+    /// Room for the entries while they wait for their offsets (`msize`
+    /// bytes), and where the reply is encoded.
+    pub(crate) scratch: &'a mut [u8],
+    pub(crate) out: &'a mut [u8],
+}
+// ANCHOR_END: listing
 
 // ANCHOR: session
 /// The state of one connection.
-pub(crate) struct Session<V: Vfs> {
+pub(crate) struct Session<V: Vfs, R: Reach> {
     /// The file system, and the users.
     vfs: V,
     /// The export root, and its status: where every `Tversion` starts anew.
@@ -171,10 +226,13 @@ pub(crate) struct Session<V: Vfs> {
     /// Where `Tread`, `Treadlink` and `Treaddir` put their data before it
     /// is encoded (`msize` bytes).
     data: V::Buf,
+    /// What the stage's server reaches: a type, no state (a function
+    /// type, so that the session is `Send` whatever `R` is).
+    reach: PhantomData<fn() -> R>,
 }
 // ANCHOR_END: session
 
-impl<V: Vfs> Session<V> {
+impl<V: Vfs, R: Reach> Session<V, R> {
     /// A session before `Tversion`, serving `root` from `vfs` within
     /// `limits`; `out` and `data` become its buffers.
     pub(crate) fn new(
@@ -198,6 +256,7 @@ impl<V: Vfs> Session<V> {
             versioned: false,
             out,
             data,
+            reach: PhantomData,
         })
     }
 
@@ -414,7 +473,13 @@ impl<V: Vfs> Session<V> {
         let mut failed = None;
         for name in t.names.iter() {
             let cross = self.limits.cross_mounts;
-            match self.nodes.step(&self.vfs, &user, node, name, cross) {
+            let w = Walk {
+                nodes: &mut self.nodes,
+                vfs: &self.vfs,
+                user: &user,
+                cross_mounts: cross,
+            };
+            match R::step(w, node, name) {
                 Ok(next) => {
                     self.nodes.release(node);
                     node = next;
@@ -514,16 +579,8 @@ impl<V: Vfs> Session<V> {
     // ANCHOR_END: read
 
     // ANCHOR: readdir
-    /// `Treaddir`: as many entries as fit in `count` (and `msize`), from
-    /// `offset`.
-    ///
-    /// Each entry carries the offset the client passes to continue *after*
-    /// it: the position of the entry that follows it. The file system
-    /// hands an entry its own position, so each entry learns its offset
-    /// from the next one, and the last from what `readdir` returns: the
-    /// position of the first entry it did not take. The entries wait in
-    /// the data buffer meanwhile ([`Record`]: each takes fewer bytes there
-    /// than in the reply, which fits in `msize`).
+    /// `Treaddir`: the stage's reach lists the open directory, into what
+    /// `count` and `msize` allow.
     fn readdir(&mut self, tag: u16, t: Treaddir) -> Answer {
         let fid = self.fids.get(t.fid)?;
         let file = fid.open.as_ref().ok_or(EBADF)?;
@@ -531,41 +588,20 @@ impl<V: Vfs> Session<V> {
         if !dir.is_dir() {
             return Err(ENOTDIR);
         }
-        let (dir_dev, export_dev) = (dir.dev, self.root_attr.dev);
         let limit = (t.count as usize).min((self.msize as usize).saturating_sub(RREAD_HEADER_SIZE));
-        let scratch = self.data.as_mut();
-        let (mut used, mut kept, mut full) = (0usize, 0usize, false);
-        let end = self.vfs.readdir(&fid.user, file, t.offset, &mut |e| {
-            let size = Dirent::FIXED_SIZE + e.name.len();
-            if used + size > limit || !Record::put(scratch, &mut kept, &e) {
-                full = true;
-                return false;
-            }
-            used += size;
-            true
-        })?;
-        // Not even one entry fits in `limit`: an empty reply would say "end
-        // of directory".
-        if kept == 0 && full {
-            return Err(EMSGSIZE);
-        }
-        let records = self.data.as_ref().get(..kept).unwrap_or(&[]);
-        let dirents = Records { rest: records, end }.map(|(r, offset)| Dirent {
-            qid: Qid {
-                ty: qid_type(r.dtype),
-                version: 0,
-                // An entry is on its directory's file system.
-                path: nodes::qid_path(dir_dev, r.ino, export_dev),
-            },
-            offset,
-            ty: r.dtype,
-            name: r.name,
-        });
-        // What `limit` let in fits `out` (`msize` bytes): an error here would
-        // be an entry that does not fit after all.
-        encode_rreaddir(tag, t.count, dirents, self.out.as_mut())
-            .map(|outcome| outcome.len)
-            .map_err(|_| EMSGSIZE)
+        R::readdir(Listing {
+            vfs: &self.vfs,
+            user: &fid.user,
+            file,
+            dir_dev: dir.dev,
+            export_dev: self.root_attr.dev,
+            offset: t.offset,
+            count: t.count,
+            limit,
+            tag,
+            scratch: self.data.as_mut(),
+            out: self.out.as_mut(),
+        })
     }
     // ANCHOR_END: readdir
 
@@ -629,80 +665,4 @@ pub(crate) fn frame_size(buf: &[u8]) -> Option<usize> {
 /// that may not is refused (`Session::refuse`), and its connection closed.
 pub(crate) fn frame_fits(size: usize, msize: u32) -> bool {
     (HEADER_SIZE..=msize as usize).contains(&size)
-}
-
-/// A qid type for a directory entry's `d_type`.
-fn qid_type(dtype: u8) -> u8 {
-    match dtype {
-        p9::dirent::DT_DIR => QTDIR,
-        p9::dirent::DT_LNK => QTSYMLINK,
-        _ => QTFILE,
-    }
-}
-
-/// One directory entry waiting in the data buffer for its offset:
-/// `pos[8] ino[8] dtype[1] len[2] name[len]`, 19 bytes and the name,
-/// fewer than its `Dirent` takes in the reply (24 and the name).
-struct Record<'a> {
-    pos: u64,
-    ino: u64,
-    dtype: u8,
-    name: &'a [u8],
-}
-
-impl Record<'_> {
-    /// The bytes before the name.
-    const FIXED: usize = 8 + 8 + 1 + 2;
-
-    /// Appends `e` at `*at` in `buf`; `false` if it does not fit.
-    fn put(buf: &mut [u8], at: &mut usize, e: &vfs::DirEntry<'_>) -> bool {
-        let Ok(len) = u16::try_from(e.name.len()) else {
-            return false;
-        };
-        let Some(slot) = buf.get_mut(*at..*at + Self::FIXED + e.name.len()) else {
-            return false;
-        };
-        let (fixed, name) = slot.split_at_mut(Self::FIXED);
-        fixed[..8].copy_from_slice(&e.pos.to_le_bytes());
-        fixed[8..16].copy_from_slice(&e.ino.to_le_bytes());
-        fixed[16] = e.dtype;
-        fixed[17..].copy_from_slice(&len.to_le_bytes());
-        name.copy_from_slice(e.name);
-        *at += slot.len();
-        true
-    }
-}
-
-/// The records in a buffer, each with the offset that continues after it:
-/// the next record's position, or `end` for the last.
-struct Records<'a> {
-    rest: &'a [u8],
-    end: u64,
-}
-
-impl<'a> Records<'a> {
-    /// The record at the start of `buf`, and what follows it.
-    fn split(buf: &'a [u8]) -> Option<(Record<'a>, &'a [u8])> {
-        let fixed = buf.get(..Record::FIXED)?;
-        let len = usize::from(u16::from_le_bytes([fixed[17], fixed[18]]));
-        let name = buf.get(Record::FIXED..Record::FIXED + len)?;
-        let record = Record {
-            pos: u64::from_le_bytes(fixed[..8].try_into().ok()?),
-            ino: u64::from_le_bytes(fixed[8..16].try_into().ok()?),
-            dtype: fixed[16],
-            name,
-        };
-        Some((record, buf.get(Record::FIXED + len..)?))
-    }
-}
-
-impl<'a> Iterator for Records<'a> {
-    type Item = (Record<'a>, u64);
-
-    fn next(&mut self) -> Option<Self::Item> {
-        let (record, rest) = Self::split(self.rest)?;
-        self.rest = rest;
-        let offset = Self::split(rest).map_or(self.end, |(next, _)| next.pos);
-        Some((record, offset))
-    }
 }

@@ -81,6 +81,12 @@ fn main() {
         .to_string();
     println!("cargo:rerun-if-changed={r9p_session}");
     println!("cargo:rerun-if-changed={}/solutions/lib/r9p/session", repo.display());
+    // What the session reaches: stage 28's walk and stage 29's listing,
+    // this tree's (the skeleton's in steps/).
+    let r9p_walk = stage_file("28-9p-walk/walk.rs");
+    let r9p_listing = stage_file("29-9p-readdir/listing.rs");
+    println!("cargo:rerun-if-changed={r9p_walk}");
+    println!("cargo:rerun-if-changed={r9p_listing}");
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
     let passthru_rel = rel(&nvme_passthru);
@@ -152,6 +158,18 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {r9p_session:?}]\n\
          pub mod r9p_session;\n\
+         /// The session as the kernel's crates name it.\n\
+         pub use r9p_session as session;\n\
+         /// Stage 28: walking one name, confined to the export.\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_walk:?}]\n\
+         pub mod walk;\n\
+         /// Stage 29: listing a directory.\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_listing:?}]\n\
+         pub mod listing;\n\
+         /// `walk.rs`'s `cross_mounts=` (the harness sets its limits itself).\n\
+         pub fn cross_mounts() -> bool {{ false }}\n\
          /// The file `r9p_session` is (for the lints on it).\n\
          pub const R9P_SESSION_FILE: &str = {r9p_session:?};\n\
          /// Stage 26: the 9P2000.L codec, `{tree}/26-9p-protocol/p9.rs`.\n\

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Nodes: the files a client reached by walking from the export root, and
-//! the walk rules that keep it inside.
+//! Nodes: the files a client reached by walking from the export root
+//! (the walk rules that keep it inside are stage 28's `walk.rs`).
 //!
 //! A [`Node`] is a path handle, its qid, and the node it was reached from.
 //! The chain of parents is what `..` walks back along, so `..` can never
@@ -144,7 +144,12 @@ impl<V: Vfs> Nodes<V> {
 
     /// A new node for `handle` (status `attr`) reached from `parent`,
     /// with one hold (the caller's); `EMFILE` once `max` names are held.
-    fn add(&mut self, handle: V::Handle, attr: &Attr, parent: NodeId) -> VResult<NodeId> {
+    pub(crate) fn add(
+        &mut self,
+        handle: V::Handle,
+        attr: &Attr,
+        parent: NodeId,
+    ) -> VResult<NodeId> {
         if self.live >= self.max {
             return Err(EMFILE);
         }
@@ -170,60 +175,6 @@ impl<V: Vfs> Nodes<V> {
         self.live += 1;
         Ok(id)
     }
-
-    // ANCHOR: step
-    /// Walks one name from the directory `dir`, as `user`: the confinement
-    /// lives here. Returns the node reached, with one hold (the caller's).
-    ///
-    /// - A name is one component: never empty, no `/`, no NUL.
-    /// - `.` is `dir` itself; `..` is the node `dir` was reached from, and
-    ///   the export root, which has none, is its own parent. The VFS is
-    ///   never asked for `..`: its `..` is the file system's, which leads
-    ///   out of the export.
-    /// - Any other name is looked up in `dir`'s own handle, without
-    ///   following a symlink: a symlink is a node like any other (the
-    ///   client reads it with `Treadlink`), and walking on from it fails,
-    ///   because it is not a directory.
-    /// - A name on which another file system is mounted is refused with
-    ///   `EXDEV` unless `cross_mounts`, *before* anything else is asked of
-    ///   the file: a FUSE mount whose daemon never answers would hang the
-    ///   worker in `getattr`.
-    pub(crate) fn step(
-        &mut self,
-        vfs: &V,
-        user: &V::User,
-        dir: NodeId,
-        name: &[u8],
-        cross_mounts: bool,
-    ) -> VResult<NodeId> {
-        let node = self.get(dir)?;
-        if !node.is_dir() {
-            return Err(ENOTDIR);
-        }
-        match name {
-            b"" => Err(ENOENT),
-            b"." => {
-                self.hold(dir)?;
-                Ok(dir)
-            }
-            b".." => {
-                let up = node.parent.unwrap_or(dir);
-                self.hold(up)?;
-                Ok(up)
-            }
-            _ if name.contains(&b'/') || name.contains(&0) => Err(EINVAL),
-            _ if name.len() > NAME_MAX => Err(ENAMETOOLONG),
-            _ => {
-                let handle = vfs.lookup(user, &node.handle, name)?;
-                if !cross_mounts && !vfs.same_mount(&handle, &node.handle) {
-                    return Err(EXDEV);
-                }
-                let attr = vfs.getattr(user, &handle)?;
-                self.add(handle, &attr, dir)
-            }
-        }
-    }
-    // ANCHOR_END: step
 }
 
 // ANCHOR: qid_of

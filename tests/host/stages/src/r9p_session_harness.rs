@@ -42,6 +42,10 @@ use crate::p9::{
 };
 use crate::r9p_fake::{Buf, Config, FUser, Fake};
 use crate::r9p_session::{Limits, Session, ANONYMOUS_UID, NONUNAME};
+
+/// What the harness's session reaches: all of it, as stage 32's server
+/// does (stage 28's walk, stage 29's listing).
+use crate::listing::Listed as Full;
 use std::collections::{BTreeMap, HashMap};
 
 /// The names a walk picks from.
@@ -207,7 +211,7 @@ fn run_inner(data: &[u8], trace: &mut Vec<String>) -> Result<Stats, String> {
 }
 
 /// Drops the session; what it left alive in its fake.
-fn leftovers(session: Session<Fake>) -> (usize, usize) {
+fn leftovers(session: Session<Fake, Full>) -> (usize, usize) {
     // The counters outlive the fake, which the session owns.
     let counters = session.vfs().counters();
     drop(session);
@@ -216,7 +220,7 @@ fn leftovers(session: Session<Fake>) -> (usize, usize) {
 
 /// One operation of the program.
 fn step(
-    session: &mut Session<Fake>,
+    session: &mut Session<Fake, Full>,
     model: &mut Model,
     input: &mut Input<'_>,
     tag: u16,
@@ -394,7 +398,7 @@ fn step(
 /// Sends a `Twalk`; the model learns the new fid.
 #[allow(clippy::too_many_arguments)]
 fn send_walk(
-    session: &mut Session<Fake>,
+    session: &mut Session<Fake, Full>,
     model: &mut Model,
     tag: u16,
     fid: u32,
@@ -429,7 +433,7 @@ fn send_walk(
 /// Hands `frame` to the session and checks the reply and the calls it
 /// made; the reply, decoded.
 fn exchange(
-    session: &mut Session<Fake>,
+    session: &mut Session<Fake, Full>,
     model: &mut Model,
     frame: &[u8],
     tag: u16,
@@ -521,7 +525,7 @@ fn exchange(
 }
 
 /// The first violation the fake recorded, if any.
-fn violations(session: &Session<Fake>) -> Result<(), String> {
+fn violations(session: &Session<Fake, Full>) -> Result<(), String> {
     match session.vfs().violations().first() {
         Some(v) => Err(v.clone()),
         None => Ok(()),
@@ -571,7 +575,7 @@ impl Seen {
 }
 
 /// The invariants on the session's state, after every step.
-fn check(session: &Session<Fake>, model: &mut Model, limits: &Limits) -> Result<(), String> {
+fn check(session: &Session<Fake, Full>, model: &mut Model, limits: &Limits) -> Result<(), String> {
     let fake = session.vfs();
     if session.names_held() > limits.max_names {
         return Err(format!(
