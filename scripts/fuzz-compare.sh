@@ -1,6 +1,6 @@
 #!/bin/bash
 # make fuzz, third part: the same live fuzzers, with the same seed and
-# budget, against r9p (stage 32), diod and QEMU's 9p server, in one VM.
+# budget, against r9p (stage 33), diod and QEMU's 9p server, in one VM.
 #
 #   scripts/fuzz-compare.sh [COUNT] [SEED]
 #
@@ -8,7 +8,7 @@
 # and diod: QEMU's server speaks virtio only), and COUNT system calls of
 # its mount fuzzer on a v9fs mount of each of the three (msize 65536,
 # cache=none), seed SEED (default 16), on the fast kernel
-# (tests/32-9p-users/fuzz-compare-guest.sh). The fixture, on the host in
+# (tests/33-9p-users/fuzz-compare-guest.sh). The fixture, on the host in
 # build/fuzz/compare-fixture, is what each exports: small files, one of
 # mode 600, symlinks out of the export and to themselves, a FIFO, a 1 MiB
 # file, a tree 40 deep.
@@ -22,7 +22,7 @@ export RKW_FLAVOUR=${RKW_FLAVOUR:-fast}
 COUNT=${1:-20000}
 SEED=${2:-16}
 [[ "$COUNT" =~ ^[0-9]+$ ]] && [[ "$SEED" =~ ^[0-9]+$ ]] || die "usage: scripts/fuzz-compare.sh [COUNT] [SEED]"
-STAGE=32-9p-users
+STAGE=33-9p-users
 LOGS="$REPO/build/fuzz"
 FIX="$LOGS/compare-fixture"
 LOG="$LOGS/compare-vm.log"

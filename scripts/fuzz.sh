@@ -1,7 +1,7 @@
 #!/bin/bash
 # make fuzz [FUZZ_SECONDS=300]: fuzz the 9P2000.L decoder and r9p's session
 # logic for a bounded time, then the live server (scripts/fuzz-live.sh:
-# stage 30 in the VM, 100,000 messages; FUZZ_LIVE=0 skips it), then the
+# stage 31 in the VM, 100,000 messages; FUZZ_LIVE=0 skips it), then the
 # same live fuzzers against r9p, diod and QEMU's 9p server side by side
 # (scripts/fuzz-compare.sh: FUZZ_COMPARE=0 skips it, FUZZ_COMPARE_COUNT
 # sets its messages and calls per server, 20000 by default).
@@ -132,7 +132,7 @@ for target in "${TARGETS[@]}"; do
 	SUMMARY+=("$line")
 done
 
-# The live target: stage 30's server, running in the VM on the debug
+# The live target: stage 31's server, running in the VM on the debug
 # kernel, fuzzed over TCP (FUZZ_LIVE=0 skips it; FUZZ_LIVE_MESSAGES sets
 # its length, 100000 by default).
 LIVE=0

@@ -187,7 +187,7 @@ impl<P: Policy> Vfs for Kernel<P> {
     }
 
     fn permission(&self, _user: &P::User, _h: &File, _mask: u32) -> VResult<()> {
-        // The policy's open checks, as the user (stage 32's `MAY_OPEN`).
+        // The policy's open checks, as the user (stage 33's `MAY_OPEN`).
         Ok(())
     }
 

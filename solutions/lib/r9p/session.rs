@@ -142,9 +142,9 @@ pub(crate) type Answer = core::result::Result<usize, Errno>;
 
 // ANCHOR: reach
 /// What a stage's server reaches under the export root: walking a name
-/// (stage 28's `walk.rs`) and listing a directory (stage 29's
+/// (stage 29's `walk.rs`) and listing a directory (stage 30's
 /// `listing.rs`), the rules of each in a file of its own. The defaults
-/// refuse, with `EOPNOTSUPP`: stage 27's reach has only them, and serves
+/// refuse, with `EOPNOTSUPP`: stage 28's reach has only them, and serves
 /// the export root alone.
 pub(crate) trait Reach: 'static {
     /// Walks one name from the directory `dir`: returns the node reached,

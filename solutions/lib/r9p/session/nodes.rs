@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: GPL-2.0
 
 //! Nodes: the files a client reached by walking from the export root
-//! (the walk rules that keep it inside are stage 28's `walk.rs`).
+//! (the walk rules that keep it inside are stage 29's `walk.rs`).
 //!
 //! A [`Node`] is a path handle, its qid, and the node it was reached from.
 //! The chain of parents is what `..` walks back along, so `..` can never

@@ -43,8 +43,8 @@ use crate::p9::{
 use crate::r9p_fake::{Buf, Config, FUser, Fake};
 use crate::r9p_session::{Limits, Session, ANONYMOUS_UID, NONUNAME};
 
-/// What the harness's session reaches: all of it, as stage 32's server
-/// does (stage 28's walk, stage 29's listing).
+/// What the harness's session reaches: all of it, as stage 33's server
+/// does (stage 29's walk, stage 30's listing).
 use crate::listing::Listed as Full;
 use std::collections::{BTreeMap, HashMap};
 

@@ -359,7 +359,7 @@ fn session_any_bytes_run() {
 
 /// The session's files, as a kernel module includes them beside the codec.
 fn session_wrapper(name: &str) -> (std::path::PathBuf, std::path::PathBuf) {
-    let p9 = Path::new(crate::REPO).join("solutions/26-9p-protocol/p9.rs");
+    let p9 = Path::new(crate::REPO).join("solutions/27-9p-protocol/p9.rs");
     let body = format!(
         "#[allow(dead_code)]\n#[path = {:?}]\nmod p9;\n#[allow(dead_code)]\n#[path = {:?}]\nmod session;\n",
         p9.display().to_string(),

@@ -1,0 +1,218 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! One connection: read a request, answer it, repeat.
+//!
+//! Each connection is one task on the executor. It reads whole frames from
+//! its socket (awaiting the reactor when nothing has arrived), hands each to
+//! the core session (`session.rs`: the protocol's rules, over the kernel's
+//! `Vfs`, `kvfs.rs`), and writes the reply. Requests are answered one at a
+//! time, in order: so by the time a `Tflush` arrives, the request it names
+//! was answered already, and `Rflush` is all there is to say.
+//!
+//! What the connection can walk and list is the [`Namespace`] it is served
+//! with; what a client may cost is its [`Policy`] (`policy.rs`).
+
+use crate::{
+    async_socket::AsyncStream,
+    executor::yield_now,
+    kvfs::{attr_of, Bytes, Kernel},
+    p9::frame::HEADER_SIZE,
+    policy::Policy,
+    session::{
+        frame_size,
+        Limits,
+        Session,
+        FIRST_MSIZE, //
+    },
+    vfs::File, //
+};
+use kernel::{
+    prelude::*,
+    sync::Arc,
+    time::{
+        Instant,
+        Monotonic, //
+    }, //
+};
+
+/// What a connection reaches under the export root (`session::Reach`):
+/// the crate root names it (`service::Server<N, P>`).
+pub(crate) use crate::session::Reach as Namespace;
+
+/// Requests a connection answers before it lets other tasks have a turn.
+const TURNS: u32 = 16;
+
+// ANCHOR: serve
+/// One connection's task, served with the namespace `N` and the policy `P`.
+/// Dropping the stream at the end closes it; dropping `place` gives the
+/// connection's place back (`Policy::admit`).
+pub(crate) async fn serve<N: Namespace, P: Policy>(
+    stream: AsyncStream,
+    root: File,
+    policy: Arc<P>,
+    place: impl Send,
+) {
+    let result = serve_requests::<N, P>(&stream, root, policy.clone()).await;
+    policy.ended(result);
+    drop(place);
+}
+// ANCHOR_END: serve
+
+// ANCHOR: serve_requests
+/// Reads frames from `stream` and answers each, until the client closes the
+/// connection or sends a frame that cannot be answered (its size field is
+/// wrong: the stream cannot be resynchronised). What waits for the client
+/// mid-frame goes through `policy.within`.
+async fn serve_requests<N: Namespace, P: Policy>(
+    stream: &AsyncStream,
+    root: File,
+    policy: Arc<P>,
+) -> Result {
+    // TODO (exercise 1): Answer the client's requests, one whole frame at a
+    // time, until it closes the connection (a read of 0 bytes: `Ok(())`).
+    // The contract:
+    // - A frame is `size[4]` (the whole frame, this field included), then
+    //   `type[1] tag[2]`; `frame_size` reads the size once 4 bytes are in.
+    //   Bytes arrive in any pieces: one read may hold half a frame, or
+    //   several frames. Nothing received may be lost or answered twice.
+    // - The connection is `Connection::<N, P>::new(&root, policy)?`. Each
+    //   whole frame gets exactly one reply: `Connection::handle` has the
+    //   core session answer it, `Connection::send` sends it. Read with
+    //   `Connection::receive`, which needs to know whether the client is in
+    //   the middle of a frame (stage 31's policy waits only so long for the
+    //   rest of one).
+    // - A size that can never be a frame, below `HEADER_SIZE` or above the
+    //   negotiated `conn.session.msize()`, ends the connection (the stream
+    //   cannot be resynchronised): send `conn.session.refuse`'s `Rlerror`,
+    //   then return `Err(EPROTO)`. Why must a size below the header end it
+    //   too?
+    // - A `Tversion` may raise the msize to 1 MiB: from then on a frame
+    //   that big must fit in the input buffer (`FIRST_MSIZE` at first).
+    // - Other connections share the workers: after each request answered,
+    //   `conn.take_turn().await` (every `TURNS` requests it yields).
+    // - Slice with `get`/`get_mut` and `ok_or(EINVAL)?`: a panic is an oops.
+    // `make hint STEP=28` shows the loop's shape, then a sketch.
+    // Tests: the "mount msize=... cache=..." checks (while no mount works,
+    // the stage stops after them) and every check after them, in particular
+    // "raw 9P: msize, Tauth, fids reused, ..., a 60 KiB request", "raw 9P: a
+    // frame announcing more than msize bytes, or fewer than its 7-byte
+    // header, gets one Rlerror EPROTO, then the connection closes" and "raw
+    // 9P, one worker: a connection flooding it ... takes turns".
+    let _ = (stream, root, policy, frame_size, HEADER_SIZE, FIRST_MSIZE);
+    let _ = (
+        Connection::<N, P>::new,
+        Connection::<N, P>::handle,
+        Connection::<N, P>::send,
+        Connection::<N, P>::receive,
+    );
+    let _ = Connection::<N, P>::take_turn;
+    Err(ENOSYS)
+}
+// ANCHOR_END: serve_requests
+
+// ANCHOR: session
+/// One connection: its core session, and what the framing keeps besides.
+struct Connection<N: Namespace, P: Policy> {
+    /// The requests' rules and state: fids, walked names, `msize`.
+    session: Session<Kernel<P>, N>,
+    /// The module's policy.
+    policy: Arc<P>,
+    /// When the client was first waited for, for the rest of the frame it
+    /// is sending; `None` between frames.
+    frame_began: Option<Instant<Monotonic>>,
+    /// When the connection began, or last answered a request while it held
+    /// a fid: a connection without one waits from here for its next frame.
+    idle_since: Instant<Monotonic>,
+    /// Requests answered since the task last let the others have a turn.
+    turns: u32,
+}
+// ANCHOR_END: session
+
+impl<N: Namespace, P: Policy> Connection<N, P> {
+    /// A connection before `Tversion`, serving the export `root` within
+    /// the policy's limits.
+    fn new(root: &File, policy: Arc<P>) -> Result<Self> {
+        let limits = Limits {
+            max_msize: policy.max_msize(),
+            max_fids: policy.max_fids(),
+            max_names: policy.max_names(),
+            // The policy finds the users, and squashes root itself.
+            allow_root: true,
+            cross_mounts: N::cross_mounts(),
+        };
+        let attr = attr_of(root)?;
+        let vfs = Kernel::new(root.clone(), policy.clone());
+        let session = Session::new(vfs, root.clone(), attr, limits, Bytes::new(), Bytes::new())
+            .map_err(|e| Error::from_errno(-(e as i32)))?;
+        Ok(Self {
+            session,
+            policy,
+            frame_began: None,
+            idle_since: Instant::now(),
+            turns: 0,
+        })
+    }
+
+    // ANCHOR: io
+    /// Sends the reply `handle` or `refuse` encoded (its first `len` bytes).
+    async fn send(&self, stream: &AsyncStream, len: usize) -> Result {
+        let reply = self.session.reply(len);
+        self.policy
+            .within(Instant::now(), stream.write_all(reply))
+            .await?
+    }
+
+    // ANCHOR: receive
+    /// Reads what has arrived into `buf`, waiting for it if nothing has:
+    /// the number of bytes, 0 once the client closed the connection.
+    /// `mid_frame` says the client began a frame it has not finished, and
+    /// owes the rest (which the policy may not wait for long). Between
+    /// frames, a client that holds a fid is a mount nobody uses, and may
+    /// be idle for hours; one that holds none is not a mount (yet), and
+    /// has the policy's time in all from `idle_since`, however many frames
+    /// it sends meanwhile: a place among `max_conns` is not kept for
+    /// connections that never attach.
+    async fn receive(
+        &mut self,
+        stream: &AsyncStream,
+        buf: &mut [u8],
+        mid_frame: bool,
+    ) -> Result<usize> {
+        if !mid_frame {
+            if self.session.fid_count() == 0 {
+                return self
+                    .policy
+                    .within(self.idle_since, stream.read(buf))
+                    .await?;
+            }
+            return stream.read(buf).await;
+        }
+        // The clock starts at the first wait and runs until `handle` takes
+        // the whole frame: the client has its time for the frame, not for
+        // each piece (a byte now and then must not hold a connection).
+        let began = *self.frame_began.get_or_insert_with(Instant::now);
+        self.policy.within(began, stream.read(buf)).await?
+    }
+    // ANCHOR_END: receive
+    // ANCHOR_END: io
+
+    /// Counts one request answered; every `TURNS` of them, lets the other
+    /// tasks have the worker. A client that pipelines its requests never
+    /// makes a read wait, and would otherwise keep the worker to itself.
+    async fn take_turn(&mut self) {
+        self.turns += 1;
+        if self.turns == TURNS {
+            self.turns = 0;
+            yield_now().await;
+        }
+    }
+
+    /// Answers the whole frame `frame`; the length of the reply.
+    fn handle(&mut self, frame: &[u8]) -> usize {
+        self.frame_began = None;
+        if self.session.fid_count() != 0 {
+            self.idle_since = Instant::now();
+        }
+        self.session.handle(frame)
+    }
+}
