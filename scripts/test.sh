@@ -140,7 +140,16 @@ SKELETON_FLAVOUR=$FLAVOUR
 [ -n "$LEARNER" ] || [ "$FLAVOUR" != debug ] || SKELETON_FLAVOUR=${RKW_SKELETON_FLAVOUR:-fast}
 VM_RUNS_FAST=()
 build_stage() {
-	local stage=$1 trees=() out skel skel_rc=0
+	local stage=$1 trees=() out skel skel_rc=0 used f
+	# A stage whose test loads another stage's module (USES in its
+	# stage.env: stage 91 loads stage 20's rnvme) gets that stage's
+	# solution built too, for each kernel its trees boot on.
+	for used in $(stage_env "$stage" USES); do
+		for f in $(printf '%s\n' "$FLAVOUR" "$SKELETON_FLAVOUR" | sort -u); do
+			out=$(RKW_FLAVOUR=$f "$REPO/scripts/build-stage.sh" solutions "$used" 2>&1) ||
+				notok "$stage: the module of $used, which its test loads, builds ($f kernel)" "$out"
+		done
+	done
 	if [ -z "$LEARNER" ]; then
 		# The two builds at once, one on each core, when they are for two
 		# kernels: each flavour's modules have their own Kbuild output root
