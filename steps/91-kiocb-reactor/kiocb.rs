@@ -16,9 +16,10 @@
 //!
 //! All of the file reactor's `unsafe` is in this file.
 //!
-//! TODO: replace with the `kernel` crate's own kiocb abstraction once it has
-//! one that can submit (7.3's `kernel::fs::Kiocb` only wraps the kiocb a
-//! `read_iter` of a Rust file system receives).
+//! What would replace it upstream: a `kernel` crate kiocb abstraction that
+//! can submit (7.3's `kernel::fs::Kiocb` only wraps the kiocb that a Rust
+//! file system's `read_iter` receives), with `wake_page_match` and
+//! `list_del_init` as helpers.
 
 use crate::vfs::File;
 use core::{
@@ -74,21 +75,43 @@ pub(crate) struct Support {
 }
 // ANCHOR_END: support
 
-/// The file's `read_iter`, if reading it through a kiocb is allowed: what
-/// `__kernel_read` checks (opened for reading, and a `read_iter` without a
-/// `read` beside it).
-fn read_iter_of(
-    file: &File,
-) -> Result<unsafe extern "C" fn(*mut bindings::kiocb, *mut bindings::iov_iter) -> isize> {
+/// Whether `file` may be read through a kiocb: what `__kernel_read` checks
+/// (opened for reading, and a `read_iter` without a `read` beside it).
+fn check_readable(file: &File) -> Result {
     let f = file.as_ptr();
     // SAFETY: the file is valid while `file` is; `f_mode` and `f_op` are set
     // at open and `f_op` points at its file system's static operations.
     let (mode, read_iter, read) =
         unsafe { ((*f).f_mode, (*(*f).f_op).read_iter, (*(*f).f_op).read) };
-    if mode & (FMODE_READ | FMODE_CAN_READ) != FMODE_READ | FMODE_CAN_READ || read.is_some() {
+    if mode & (FMODE_READ | FMODE_CAN_READ) != FMODE_READ | FMODE_CAN_READ
+        || read.is_some()
+        || read_iter.is_none()
+    {
         return Err(EINVAL);
     }
-    read_iter.ok_or(EINVAL)
+    Ok(())
+}
+
+/// Calls `file`'s `read_iter`: bytes read, or a negative errno
+/// (`-EIOCBQUEUED`: the kiocb is queued).
+///
+/// # Safety
+///
+/// `check_readable(file)` passed; `kiocb` is a kiocb for `file`, and it
+/// and `iter` are valid for as long as the flags of the kiocb make the
+/// kernel keep them (the call, for a synchronous kiocb; until the wait-page
+/// entry is woken or `ki_complete` is called, otherwise).
+unsafe fn read_iter(
+    file: &File,
+    kiocb: *mut bindings::kiocb,
+    iter: *mut bindings::iov_iter,
+) -> isize {
+    // SAFETY: the file is valid; `f_op` is static.
+    match unsafe { (*(*file.as_ptr()).f_op).read_iter } {
+        // SAFETY: by the function's safety requirements.
+        Some(read_iter) => unsafe { read_iter(kiocb, iter) },
+        None => EINVAL.to_errno() as isize,
+    }
 }
 
 impl File {
@@ -96,7 +119,7 @@ impl File {
     /// What this file's file system can do without sleeping.
     pub(crate) fn async_support(&self) -> Support {
         let f = self.as_ptr();
-        // SAFETY: as in `read_iter_of`: `f_mode` and `f_op` are set at open.
+        // SAFETY: as in `check_readable`: `f_mode` and `f_op` are set at open.
         let (mode, fop_flags) = unsafe { ((*f).f_mode, (*(*f).f_op).fop_flags) };
         Support {
             nowait: mode & FMODE_NOWAIT != 0,
@@ -110,7 +133,7 @@ impl File {
     /// to the file's own: `IOCB_NOWAIT` (never sleeps: `EAGAIN` instead) or
     /// `IOCB_DIRECT` (may sleep: the blocking pool's direct reads).
     fn read_sync(&self, buf: &mut [u8], pos: u64, flags: c_int) -> Result<usize> {
-        let read_iter = read_iter_of(self)?;
+        check_readable(self)?;
         let f = self.as_ptr();
         let pos = i64::try_from(pos).map_err(|_| EINVAL)?;
         // SAFETY: the file is valid, `pos` lives across the call.
@@ -137,7 +160,7 @@ impl File {
         unsafe { bindings::iov_iter_kvec(&mut iter, bindings::ITER_DEST, &kvec, 1, buf.len()) };
         // SAFETY: a synchronous kiocb on a valid file, and an iterator over
         // our buffer: the read is over when it returns.
-        from_ssize(unsafe { read_iter(&mut kiocb, &mut iter) })
+        from_ssize(unsafe { read_iter(self, &mut kiocb, &mut iter) })
     }
 
     // ANCHOR: read_nowait
@@ -310,10 +333,9 @@ impl KiocbOp {
     /// The `IOCB_WAITQ` read: what `read_iter` returned, `-EIOCBQUEUED` if
     /// the entry was queued.
     fn submit_page_wait(self: Pin<&Self>, file: &File, buf: &mut [u8], pos: u64) -> isize {
-        let read_iter = match read_iter_of(file) {
-            Ok(r) => r,
-            Err(e) => return e.to_errno() as isize,
-        };
+        if let Err(e) = check_readable(file) {
+            return e.to_errno() as isize;
+        }
         let f = file.as_ptr();
         let Ok(pos) = i64::try_from(pos) else {
             return EINVAL.to_errno() as isize;
@@ -353,7 +375,7 @@ impl KiocbOp {
         // SAFETY: `kiocb` is a synchronous kiocb with `IOCB_WAITQ` and a
         // wait-page entry that stays valid until `page_wake` took it out
         // (type invariant); the iterator describes our buffer.
-        unsafe { read_iter(kiocb, &mut iter) }
+        unsafe { read_iter(file, kiocb, &mut iter) }
     }
 
     // ANCHOR: poll_direct
@@ -383,10 +405,9 @@ impl KiocbOp {
                 Wait::Page | Wait::PageUnlocked => return Poll::Ready(Err(EBUSY)),
             }
         }
-        let read_iter = match read_iter_of(file) {
-            Ok(r) => r,
-            Err(e) => return Poll::Ready(Err(e)),
-        };
+        if let Err(e) = check_readable(file) {
+            return Poll::Ready(Err(e));
+        }
         let Ok(ipos) = i64::try_from(pos) else {
             return Poll::Ready(Err(EINVAL));
         };
@@ -430,7 +451,7 @@ impl KiocbOp {
                 ki_flags: (*f).f_iocb_flags as c_int | bindings::IOCB_DIRECT as c_int | IOCB_NOWAIT,
                 ..Default::default()
             });
-            read_iter(kiocb, iter)
+            read_iter(file, kiocb, iter)
         };
         let mut shared = self.shared.lock();
         if ret == -(bindings::EIOCBQUEUED as isize) {
