@@ -59,7 +59,7 @@ for _ in $(seq 1 100); do
 	[ -n "$DEV" ] && [ -b "/dev/$DEV" ] && break
 	sleep 0.1
 done
-if ! check "mkfs.ext4 on /dev/${DEV:-rnvme0n1}, mounted" sh -c "mkfs.ext4 -q -F /dev/$DEV && mount /dev/$DEV $DATA"; then
+if ! check "mkfs.ext4 on /dev/${DEV:-rnvme0n1}, mounted" sh -c "mkfs.ext4 -q -F -E lazy_itable_init=0,lazy_journal_init=0 /dev/$DEV && mount /dev/$DEV $DATA"; then
 	cleanup
 	finish
 	exit
