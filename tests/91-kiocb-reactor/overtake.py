@@ -54,8 +54,10 @@ def main():
         print("# no I/O in flight 10 s after the Tread (was the page cache dropped?)")
         return 1
     # A's read waits for the disk: is B answered meanwhile?
+    t0 = time.monotonic()
     rty, _ = b.rpc(TGETATTR, struct.pack("<IQ", 2, 0x7FF))
     answered_first = not select.select([a.sock], [], [], 0)[0]
+    print(f"# the Tgetattr took {time.monotonic() - t0:.2f} s", flush=True)
     good = rty == TGETATTR + 1 and answered_first
     print(("ok" if good else "not-ok") + " another client's Tgetattr is answered while a Tread waits for the disk")
     if not good:
