@@ -97,6 +97,9 @@ chmod -R a+rX "$DATA"
 # the ext4 itself would bring its pages into the cache before r9p reads them.
 REF=$W/ref
 cp -a "$DATA" "$REF"
+# And a file nothing reads before the slow disk's check (so the page cache
+# has none of it: diff -r leaves it out), its copy beside the reference.
+head -c 1M /dev/urandom >"$W/cold" && cp "$W/cold" "$DATA/cold"
 
 # ---- the capstone: the whole export, read through 9P --------------------------------
 hint "FileReactor::read_at: IOCB_NOWAIT first (File::read_nowait); on EAGAIN, KiocbOp::poll_page (IOCB_WAITQ), awaited; Step::Again reads again; Step::Blocked goes to the pool"
@@ -109,7 +112,7 @@ load root="$DATA" port=$PORT workers=2 || {
 	exit
 }
 if check "mount the export over 9P (cache=none)" mount9p 262144 none; then
-	check "diff -r: the ext4 on rnvme, read back over 9P, is what was written" within 120 diff -r "$REF" "$MNT"
+	check "diff -r: the ext4 on rnvme, read back over 9P, is what was written" within 120 diff -r -x cold "$REF" "$MNT"
 fi
 unload_counts "buffered reads of the ext4"
 if [ "${C_POOL:-x}" = 0 ]; then
@@ -165,7 +168,7 @@ fi
 
 # ---- the slow disk: a stuck read holds up no other client ---------------------------
 hint "Session::read awaits Policy::read: with one executor worker, a read waiting for the disk must leave the worker to other connections"
-# The data of `slow` leaves the page cache; its inode and every name stay
+# The data of `cold` was never read; its inode and every name are in memory
 # (stat'ed after the drop): the other client's Tgetattr needs no disk.
 drop_caches
 find "$DATA" -exec stat {} + >/dev/null
@@ -179,8 +182,8 @@ load root="$DATA" port=$PORT workers=1 || {
 # read of the raw disk takes the burst, and the file's first read waits
 # seconds for the disk.
 if throttle_reads 32768 && dd if="/dev/$DEV" of=/dev/null bs=64K count=1 skip=900 iflag=direct 2>/dev/null; then
-	echo "# in the page cache before the read: $(fincore -n -o PAGES "$DATA/slow" 2>/dev/null) pages of slow"
-	python3 "$(dirname "$0")/overtake.py" $PORT slow "$REF/slow" "/sys/block/$DEV/inflight" "$W/go" >"$W/overtake.out" 2>&1 &
+	echo "# in the page cache before the read: $(fincore -n -o PAGES "$DATA/cold" 2>/dev/null) pages of cold"
+	python3 "$(dirname "$0")/overtake.py" $PORT cold "$W/cold" "/sys/block/$DEV/inflight" "$W/go" >"$W/overtake.out" 2>&1 &
 	client=$!
 	for _ in $(seq 1 600); do
 		grep -q '^ready' "$W/overtake.out" && break
