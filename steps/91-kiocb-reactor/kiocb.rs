@@ -92,6 +92,42 @@ fn check_readable(file: &File) -> Result {
     Ok(())
 }
 
+/// `pos` as a `loff_t`, once `check_readable` and `rw_verify_area` (the
+/// checks `kernel_read` makes: the range, mandatory locks, the LSMs) let a
+/// read of `len` bytes from `pos` go ahead.
+fn verified_pos(file: &File, pos: u64, len: usize) -> Result<i64> {
+    check_readable(file)?;
+    let pos = i64::try_from(pos).map_err(|_| EINVAL)?;
+    // SAFETY: the file is valid, `pos` lives across the call.
+    to_result(unsafe {
+        bindings::rw_verify_area(bindings::READ as c_int, file.as_ptr(), &pos, len)
+    })?;
+    Ok(pos)
+}
+
+/// Makes `iter` the destination of a read into the one segment `kvec`,
+/// which it sets to the `len` bytes at `base`.
+///
+/// # Safety
+///
+/// `iter` and `kvec` are valid for writes, and stay valid and in place as
+/// long as the read uses them; `base` is writable for `len` bytes as long.
+unsafe fn point_iter(
+    iter: *mut bindings::iov_iter,
+    kvec: *mut bindings::kvec,
+    base: *mut u8,
+    len: usize,
+) {
+    // SAFETY: by the function's safety requirements.
+    unsafe {
+        kvec.write(bindings::kvec {
+            iov_base: base.cast(),
+            iov_len: len,
+        });
+        bindings::iov_iter_kvec(iter, bindings::ITER_DEST, kvec, 1, len);
+    }
+}
+
 /// Calls `file`'s `read_iter`: bytes read, or a negative errno
 /// (`-EIOCBQUEUED`: the kiocb is queued).
 ///
@@ -133,13 +169,8 @@ impl File {
     /// to the file's own: `IOCB_NOWAIT` (never sleeps: `EAGAIN` instead) or
     /// `IOCB_DIRECT` (may sleep: the blocking pool's direct reads).
     fn read_sync(&self, buf: &mut [u8], pos: u64, flags: c_int) -> Result<usize> {
-        check_readable(self)?;
+        let pos = verified_pos(self, pos, buf.len())?;
         let f = self.as_ptr();
-        let pos = i64::try_from(pos).map_err(|_| EINVAL)?;
-        // SAFETY: the file is valid, `pos` lives across the call.
-        to_result(unsafe {
-            bindings::rw_verify_area(bindings::READ as c_int, f, &pos, buf.len())
-        })?;
         // `init_sync_kiocb`, an inline function: no `ki_complete`, so the
         // file system finishes the read before it returns.
         let mut kiocb = bindings::kiocb {
@@ -150,14 +181,10 @@ impl File {
             ki_flags: unsafe { (*f).f_iocb_flags } as c_int | flags,
             ..Default::default()
         };
-        let kvec = bindings::kvec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut iter = bindings::iov_iter::default();
+        let (mut kvec, mut iter) = (bindings::kvec::default(), bindings::iov_iter::default());
         // SAFETY: `iter` and `kvec` live until the end of this function, and
-        // `kvec` describes `buf`, writable for its length, borrowed as long.
-        unsafe { bindings::iov_iter_kvec(&mut iter, bindings::ITER_DEST, &kvec, 1, buf.len()) };
+        // `buf` is writable for its length, borrowed as long.
+        unsafe { point_iter(&mut iter, &mut kvec, buf.as_mut_ptr(), buf.len()) };
         // SAFETY: a synchronous kiocb on a valid file, and an iterator over
         // our buffer: the read is over when it returns.
         from_ssize(unsafe { read_iter(self, &mut kiocb, &mut iter) })
@@ -333,18 +360,11 @@ impl KiocbOp {
     /// The `IOCB_WAITQ` read: what `read_iter` returned, `-EIOCBQUEUED` if
     /// the entry was queued.
     fn submit_page_wait(self: Pin<&Self>, file: &File, buf: &mut [u8], pos: u64) -> isize {
-        if let Err(e) = check_readable(file) {
-            return e.to_errno() as isize;
-        }
-        let f = file.as_ptr();
-        let Ok(pos) = i64::try_from(pos) else {
-            return EINVAL.to_errno() as isize;
+        let pos = match verified_pos(file, pos, buf.len()) {
+            Ok(pos) => pos,
+            Err(e) => return e.to_errno() as isize,
         };
-        // SAFETY: the file is valid, `pos` lives across the call.
-        let ret = unsafe { bindings::rw_verify_area(bindings::READ as c_int, f, &pos, buf.len()) };
-        if ret < 0 {
-            return ret as isize;
-        }
+        let f = file.as_ptr();
         let (kiocb, page) = (self.kiocb.get(), self.page.get());
         // SAFETY: `shared.wait` is `Page` but the entry is in no queue yet,
         // so nothing else touches `kiocb` or `page` (type invariant): we
@@ -363,15 +383,11 @@ impl KiocbOp {
                 ..Default::default()
             });
         }
-        let kvec = bindings::kvec {
-            iov_base: buf.as_mut_ptr().cast(),
-            iov_len: buf.len(),
-        };
-        let mut iter = bindings::iov_iter::default();
-        // SAFETY: `iter` and `kvec` outlive the call below; `kvec` describes
-        // `buf`, writable for its length. A buffered read copies into it
-        // only during `read_iter` (an `EIOCBQUEUED` read copied nothing).
-        unsafe { bindings::iov_iter_kvec(&mut iter, bindings::ITER_DEST, &kvec, 1, buf.len()) };
+        let (mut kvec, mut iter) = (bindings::kvec::default(), bindings::iov_iter::default());
+        // SAFETY: `iter` and `kvec` outlive the call below, and `buf` is
+        // writable for its length. A buffered read copies into it only
+        // during `read_iter` (an `EIOCBQUEUED` read copied nothing).
+        unsafe { point_iter(&mut iter, &mut kvec, buf.as_mut_ptr(), buf.len()) };
         // SAFETY: `kiocb` is a synchronous kiocb with `IOCB_WAITQ` and a
         // wait-page entry that stays valid until `page_wake` took it out
         // (type invariant); the iterator describes our buffer.
@@ -405,11 +421,9 @@ impl KiocbOp {
                 Wait::Page | Wait::PageUnlocked => return Poll::Ready(Err(EBUSY)),
             }
         }
-        if let Err(e) = check_readable(file) {
-            return Poll::Ready(Err(e));
-        }
-        let Ok(ipos) = i64::try_from(pos) else {
-            return Poll::Ready(Err(EINVAL));
+        let ipos = match verified_pos(file, pos, len) {
+            Ok(ipos) => ipos,
+            Err(e) => return Poll::Ready(Err(e)),
         };
         // The buffer: ours, page-aligned (`kvmalloc` of whole pages).
         // SAFETY: `bounce` is not pinned (only the kernel structures are),
@@ -421,11 +435,6 @@ impl KiocbOp {
         }
         let base = bounce.as_mut_ptr();
         let f = file.as_ptr();
-        // SAFETY: the file is valid, `ipos` lives across the call.
-        let verified = unsafe { bindings::rw_verify_area(bindings::READ as c_int, f, &ipos, len) };
-        if let Err(e) = to_result(verified) {
-            return Poll::Ready(Err(e));
-        }
         {
             let mut shared = self.shared.lock();
             // Before the submission: `direct_done` may run on another CPU
@@ -439,11 +448,7 @@ impl KiocbOp {
         // addresses. The segment describes `bounce`, `len` bytes that this
         // value owns and frees only after the read ended (`drop` waits).
         let ret = unsafe {
-            kvec.write(bindings::kvec {
-                iov_base: base.cast(),
-                iov_len: len,
-            });
-            bindings::iov_iter_kvec(iter, bindings::ITER_DEST, kvec, 1, len);
+            point_iter(iter, kvec, base, len);
             kiocb.write(bindings::kiocb {
                 ki_filp: f,
                 ki_pos: ipos,

@@ -173,9 +173,9 @@ impl Policy for Reactored {
         &'a self,
         file: &'a File,
         buf: &'a mut [u8],
-        offset: u64,
+        pos: u64,
     ) -> impl Future<Output = Result<usize>> + Send + 'a {
-        self.reactor.read_at(file, buf, offset)
+        self.reactor.read_at(file, buf, pos)
     }
 
     // ANCHOR: stopped
@@ -197,12 +197,12 @@ impl Policy for Reactored {
     // ANCHOR_END: reactored
 
     // Stage 30's limits, unchanged.
-    fn max_msize(&self) -> u32 {
-        self.limited.max_msize()
-    }
-
-    fn max_fids(&self) -> usize {
-        self.limited.max_fids()
+    fn within<F: Future + Send>(
+        &self,
+        since: Instant<Monotonic>,
+        fut: F,
+    ) -> impl Future<Output = Result<F::Output>> + Send {
+        Limited::within(&self.limited, since, fut)
     }
 
     fn max_names(&self) -> usize {
@@ -213,15 +213,15 @@ impl Policy for Reactored {
         self.limited.admit()
     }
 
-    fn within<F: Future + Send>(
-        &self,
-        since: Instant<Monotonic>,
-        fut: F,
-    ) -> impl Future<Output = Result<F::Output>> + Send {
-        self.limited.within(since, fut)
-    }
-
     fn ended(&self, result: Result) {
         self.limited.ended(result);
+    }
+
+    fn max_msize(&self) -> u32 {
+        self.limited.max_msize()
+    }
+
+    fn max_fids(&self) -> usize {
+        self.limited.max_fids()
     }
 }
