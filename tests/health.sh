@@ -3,7 +3,7 @@
 # shellcheck shell=bash
 
 # Kernel log lines that mean the module under test broke the kernel.
-RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at'
+RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at|enqueued on deprecated workqueue'
 
 # log_since MARK: the kernel log after the line MARK, with timestamps.
 log_since() {
