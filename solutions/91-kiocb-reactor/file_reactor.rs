@@ -80,6 +80,23 @@ pub(crate) struct Counts {
 }
 // ANCHOR_END: counts
 
+impl Counts {
+    // ANCHOR: log
+    /// Logs how the reads went, in the line the tests read: no read of a
+    /// file system that can wait for its pages may have used the pool.
+    pub(crate) fn log(&self) {
+        pr_info!(
+            "file reactor: {} read(s) at once, {} after {} page wait(s), {} direct, {} in the blocking pool\n",
+            self.at_once.load(Ordering::Relaxed),
+            self.after_wait.load(Ordering::Relaxed),
+            self.page_waits.load(Ordering::Relaxed),
+            self.direct.load(Ordering::Relaxed),
+            self.blocking.load(Ordering::Relaxed)
+        );
+    }
+    // ANCHOR_END: log
+}
+
 /// Adds one to a counter.
 fn count(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);

@@ -79,6 +79,23 @@ pub(crate) struct Counts {
 }
 // ANCHOR_END: counts
 
+impl Counts {
+    // ANCHOR: log
+    /// Logs how the reads went, in the line the tests read: no read of a
+    /// file system that can wait for its pages may have used the pool.
+    pub(crate) fn log(&self) {
+        pr_info!(
+            "file reactor: {} read(s) at once, {} after {} page wait(s), {} direct, {} in the blocking pool\n",
+            self.at_once.load(Ordering::Relaxed),
+            self.after_wait.load(Ordering::Relaxed),
+            self.page_waits.load(Ordering::Relaxed),
+            self.direct.load(Ordering::Relaxed),
+            self.blocking.load(Ordering::Relaxed)
+        );
+    }
+    // ANCHOR_END: log
+}
+
 /// Adds one to a counter.
 fn count(counter: &AtomicU64) {
     counter.fetch_add(1, Ordering::Relaxed);
@@ -134,13 +151,15 @@ impl FileReactor {
         //   `read_nowait`; `Step::Blocked` goes to the pool.
         // - The pool counts itself (`counts.blocking`): the test requires
         //   0 there for an ext4, and more than 0 for a tmpfs.
-        // Tests: "diff -r: the ext4 on rnvme, read back over 9P, is what was
-        // written", "no read of the ext4 went to the blocking pool",
-        // "reads waited for their pages, and were woken", "tmpfs (no
-        // FMODE_NOWAIT): its reads went to the blocking pool" and "another
-        // client's Tgetattr is answered while a Tread waits for the disk".
+        // Tests: "a file not in the page cache: the ... bytes read are the
+        // file's", "reads waited for their pages and were woken (...), none
+        // went to the blocking pool", "a cached file is read at once",
+        // "direct=1: aligned reads went to the disk directly" and "tmpfs
+        // (no FMODE_NOWAIT): its reads went to the blocking pool".
+        let support = file.async_support();
+        let _ = (support.nowait, support.page_wait, support.direct);
         let _ = (file, buf, pos, self.direct, count);
-        let _ = (Self::read_direct, Self::blocking, File::async_support);
+        let _ = (Self::read_direct, Self::blocking);
         let _ = (File::read_nowait, KiocbOp::poll_page, Step::Again);
         Err(ENOSYS)
     }

@@ -323,37 +323,45 @@ impl KiocbOp {
         buf: &mut [u8],
         pos: u64,
     ) -> Poll<Result<Step>> {
-        // TODO (exercise 2): One poll of a buffered read that may wait for
-        // its page (about 40 lines). The contract:
-        // - `self.shared` (a `SpinLockIrq<Shared>`) says where the read is:
-        //   `Wait::Page` (waiting: keep this poll's waker, `Pending`),
-        //   `Wait::PageUnlocked` (`page_wake` ran: back to `Idle`,
-        //   `Ready(Ok(Step::Again))`), `Idle` (submit, below); a direct
-        //   read's states are `Err(EBUSY)`.
-        // - Submit with `self.as_ref().submit_page_wait(file, buf, pos)`
-        //   (given). No lost wakeup: the page can be unlocked, and
-        //   `page_wake` run on another CPU, before that call returns. What
-        //   must `shared` hold before the call?
-        // - `-EIOCBQUEUED` (`bindings::EIOCBQUEUED`): the entry is queued:
-        //   `Pending`, unless `page_wake` ran already (then `Again`). Any
-        //   other result: the entry is in no queue: `Idle`, no waker kept
-        //   (drop it outside the lock), and bytes (`from_ssize`) are
-        //   `Step::Done`, `EAGAIN` is `Step::Blocked` (no wait could be
-        //   armed: the blocking pool's), another error is the answer.
-        // - `drop` waits while `wait` is `Page`: leave `Page` exactly while
-        //   the entry is in a queue.
-        // Tests: "diff -r: the ext4 on rnvme, read back over 9P, is what was
-        // written", "reads waited for their pages, and were woken".
-        let _ = (
-            cx,
-            file,
-            buf,
-            pos,
-            Self::submit_page_wait,
-            from_ssize,
-            Wait::Page,
-        );
-        Poll::Ready(Err(ENOSYS))
+        {
+            let mut shared = self.shared.lock();
+            match shared.wait {
+                Wait::Page => {
+                    shared.waker = Some(cx.waker().clone());
+                    return Poll::Pending;
+                }
+                Wait::PageUnlocked => {
+                    shared.wait = Wait::Idle;
+                    return Poll::Ready(Ok(Step::Again));
+                }
+                Wait::Idle => {}
+                // A direct read is not mixed with buffered ones.
+                Wait::Direct | Wait::DirectDone(_) => return Poll::Ready(Err(EBUSY)),
+            }
+            // Before the read: the page may be unlocked, and `page_wake`
+            // run, before `read_iter` even returns.
+            shared.wait = Wait::Page;
+            shared.waker = Some(cx.waker().clone());
+        }
+        let ret = self.as_ref().submit_page_wait(file, buf, pos);
+        let mut shared = self.shared.lock();
+        if ret == -(bindings::EIOCBQUEUED as isize) {
+            if let Wait::PageUnlocked = shared.wait {
+                shared.wait = Wait::Idle;
+                return Poll::Ready(Ok(Step::Again));
+            }
+            return Poll::Pending;
+        }
+        // Not queued: the entry is in no wait queue.
+        shared.wait = Wait::Idle;
+        let waker = shared.waker.take();
+        drop(shared);
+        drop(waker);
+        Poll::Ready(match from_ssize(ret) {
+            Ok(n) => Ok(Step::Done(n)),
+            Err(e) if e == EAGAIN => Ok(Step::Blocked),
+            Err(e) => Err(e),
+        })
     }
     // ANCHOR_END: poll_page
 
@@ -512,7 +520,7 @@ unsafe extern "C" fn page_wake(
     _sync: c_int,
     key: *mut c_void,
 ) -> c_int {
-    // TODO (exercise 3): Wake the task whose page was unlocked (about 35
+    // TODO (exercise 2): Wake the task whose page was unlocked (about 35
     // lines). The contract:
     // - the queue is shared by many pages and bits: wake only for ours
     //   (`wake_page_match`, an inline function, to write here): the
@@ -528,10 +536,11 @@ unsafe extern "C" fn page_wake(
     //   `Wait::PageUnlocked` and take the waker; wake it after the lock is
     //   released, and touch nothing of the op after that (it may be freed).
     //   Return 1.
-    // - every dereference in an `unsafe` block whose `// SAFETY:` says why
-    //   the pointer is valid (this function's `# Safety`).
-    // Tests: "reads waited for their pages, and were woken" (a wait never
-    // woken hangs the read: the diff's deadline fails it).
+    // - every dereference in an `unsafe` block whose safety comment says
+    //   why the pointer is valid (this function's `# Safety`).
+    // Tests: "a file not in the page cache: kread logs what it read" and
+    // "reads waited for their pages and were woken" (a wait never woken
+    // hangs the read: the test's deadline fails it).
     let _ = (entry, key, Wait::PageUnlocked);
     0
 }

@@ -1,64 +1,72 @@
 #!/bin/bash
-# Stage 91 test (runs in the VM): the capstone. Stage 20's rnvme makes the
-# disk, ext4 goes on it, r9p exports it and v9fs mounts it: the mount reads
-# back what was written (diff -r), through the file reactor, with no read
-# in the blocking pool (the module's last log line counts them) and with
-# page waits that the disk's interrupt ended; direct=1 reads from the disk
-# directly; a tmpfs export (no FMODE_NOWAIT) uses the pool. Then the slow
-# disk: with the disk throttled (QEMU, over QMP) and one executor worker, a
-# read stuck on the disk does not hold up another client's stat. No leak,
-# no splat.
+# Stage 91 test (runs in the VM): kread reads one file through the file
+# reactor and logs its size, its FNV-1a hash and how the reads went. Stage
+# 20's rnvme makes the disk, ext4 goes on it: a file nothing has cached is
+# read right, with page waits that the disk's interrupt ended and no read
+# in the blocking pool; read again, all of it at once; read in chunks that
+# cross pages; with direct=1, from the disk directly; a tmpfs file (no
+# FMODE_NOWAIT) through the pool. Then a read still waiting for the disk
+# (QEMU throttles it, over QMP) is cancelled by rmmod. No leak, no splat.
 . "$(dirname "$0")/../lib.sh"
-. "$(dirname "$0")/../nvme-lib.sh"
 . "$(dirname "$0")/../qmp.sh"
 
 TREE=${1:-solutions}
-PORT=5640
 W=$(mktemp -d)
 DATA=$W/ext4 # the ext4 on rnvme's disk
-MNT=$W/mnt   # the 9P mount (mount9p)
-MNT2=$W/mnt2 # a second client's
+REF=$W/ref   # the files' copies, off the ext4 (reading those caches nothing)
 TMPFS=$W/tmpfs
-mkdir -p "$DATA" "$MNT" "$MNT2" "$TMPFS"
+mkdir -p "$DATA" "$REF" "$TMPFS"
 # Stage 20's rnvme: the disk (scripts/test.sh builds it: USES in stage.env).
 RNVME=$(dirname "$0")/../../build/modules-${RKW_FLAVOUR:-debug}/solutions/20-disk-limits/rnvme.ko
 # QEMU's id of the controller (stage.env's serial).
 CTRL=rkw-c0
-# The module's last word (`Reactored::stopped`).
-COUNTS='^r9p: file reactor: ([0-9]+) read\(s\) at once, ([0-9]+) after ([0-9]+) page wait\(s\), ([0-9]+) direct, ([0-9]+) in the blocking pool'
 
 cleanup() {
-	umount "$MNT2" 2>/dev/null
-	umount "$MNT" 2>/dev/null
 	loaded && rmmod "$MODULE" 2>/dev/null
-	throttle 0
+	throttle_reads 0
 	umount "$DATA" 2>/dev/null
 	umount "$TMPFS" 2>/dev/null
 	grep -q "^rnvme " /proc/modules && rmmod rnvme 2>/dev/null
 	rm -rf "$W"
 }
 # throttle_reads BPS: QEMU reads at most BPS bytes a second from the disk
-# (0: as fast as it can); `throttle 0` lifts it.
+# (0: as fast as it can).
 throttle_reads() {
 	qmp "{\"execute\":\"block_set_io_throttle\",\"arguments\":{\"id\":\"$CTRL\",\"bps\":0,\"bps_rd\":$1,\"bps_wr\":0,\"iops\":0,\"iops_rd\":0,\"iops_wr\":0}}" >/dev/null
 }
-throttle() { throttle_reads 0; }
-# counts: "AT_ONCE AFTER_WAIT PAGE_WAITS DIRECT BLOCKING" from the module's
-# last log line since the mark.
-counts() { dmesg_since_mark | sed -nE "s/$COUNTS.*/\1 \2 \3 \4 \5/p" | tail -1; }
-# unload_counts DESC: unload the server and read its counts (into C_*).
-unload_counts() {
-	umount "$MNT2" 2>/dev/null
-	umount "$MNT" 2>/dev/null
-	unload
-	read -r C_ONCE C_AFTER C_WAITS C_DIRECT C_POOL < <(counts)
-	if [ -n "${C_POOL:-}" ]; then
-		pass "$1: the module counts its reads ($C_ONCE at once, $C_AFTER after $C_WAITS page waits, $C_DIRECT direct, $C_POOL in the pool)"
-	else
-		fail "$1: the module counts its reads" "expected: a line matching $COUNTS" "$(excerpt)"
-	fi
-}
 drop_caches() { sync && echo 3 >/proc/sys/vm/drop_caches; }
+# fnv FILE: FNV-1a 64 of FILE, as kread computes it.
+fnv() {
+	python3 -c 'import sys
+h = 0xcbf29ce484222325
+for b in open(sys.argv[1], "rb").read():
+    h = ((h ^ b) * 0x100000001b3) & 0xffffffffffffffff
+print("%016x" % h)' "$1"
+}
+# kread DESC DIR NAME REF [PARAM...]: loads kread on DIR/NAME, waits for its
+# lines, unloads it; checks the bytes and the hash against the copy REF and
+# sets C_ONCE C_AFTER C_WAITS C_DIRECT C_POOL from its counts.
+LINE='^kread: ([^:]+): ([0-9]+) bytes in ([0-9]+) read\(s\), fnv1a64 ([0-9a-f]{16})'
+COUNTS='^kread: file reactor: ([0-9]+) read\(s\) at once, ([0-9]+) after ([0-9]+) page wait\(s\), ([0-9]+) direct, ([0-9]+) in the blocking pool'
+kread() {
+	local desc=$1 dir=$2 name=$3 ref=$4 got size hash
+	shift 4
+	C_ONCE="" C_AFTER="" C_WAITS="" C_DIRECT="" C_POOL=""
+	mark
+	load root="$dir" name="$name" "$@" || return 1
+	wait_dmesg "$desc: kread logs what it read" "$COUNTS|^kread: read failed" 60
+	unload
+	got=$(dmesg_since_mark | sed -nE "s/$LINE.*/\2 \4/p" | tail -1)
+	size=$(stat -c %s "$ref")
+	hash=$(fnv "$ref")
+	if [ "$got" = "$size $hash" ]; then
+		pass "$desc: the $size bytes read are the file's (FNV-1a $hash)"
+	else
+		fail "$desc: the bytes read are the file's" "expected: $size bytes, FNV-1a $hash" "got: ${got:-no line matching $LINE}" "$(excerpt)"
+	fi
+	read -r C_ONCE C_AFTER C_WAITS C_DIRECT C_POOL < <(dmesg_since_mark | sed -nE "s/$COUNTS.*/\1 \2 \3 \4 \5/p" | tail -1)
+	echo "# $desc: ${C_ONCE:-?} at once, ${C_AFTER:-?} after ${C_WAITS:-?} page waits, ${C_DIRECT:-?} direct, ${C_POOL:-?} in the pool"
+}
 
 # ---- the disk, ext4, the files -----------------------------------------------------
 hint "the test loads stage 20's solution (rnvme): build it with scripts/build-stage.sh solutions 20"
@@ -79,68 +87,40 @@ if ! check "mkfs.ext4 on /dev/${DEV:-rnvme0n1}, mounted" sh -c "mkfs.ext4 -q -F 
 	finish
 	exit
 fi
-(
-	cd "$DATA" || exit 1
-	mkdir -p small deep/er/and/deeper
-	printf 1 >one
-	: >empty
-	for n in 1 4095 4096 4097 65536 131083 1048579; do head -c $n /dev/urandom >"s$n"; done
-	head -c 4M /dev/urandom >big
-	head -c 2M /dev/urandom >slow
-	head -c 1M /dev/urandom >direct
-	seq 1 30000 >numbers
-	for i in $(seq 1 60); do echo "file $i" >"small/f$i"; done
-	echo bottom >deep/er/and/deeper/file
-) || fail "the files are written to the ext4" "a command in the fixture script failed"
+# Sizes that end inside a page; written to the copies, then to the ext4.
+head -c 2097257 /dev/urandom >"$REF/big"
+head -c 1048579 /dev/urandom >"$REF/odd"
+head -c 1048581 /dev/urandom >"$REF/direct"
+head -c 2097152 /dev/urandom >"$REF/slow"
+cp "$REF"/* "$DATA"/
 chmod -R a+rX "$DATA"
-# What the mount must read back, kept off the ext4 (tmpfs): diff reading
-# the ext4 itself would bring its pages into the cache before r9p reads them.
-REF=$W/ref
-cp -a "$DATA" "$REF"
-# And a file nothing reads before the slow disk's check (so the page cache
-# has none of it: diff -r leaves it out), its copy beside the reference.
-head -c 1M /dev/urandom >"$W/cold" && cp "$W/cold" "$DATA/cold"
 
-# ---- the capstone: the whole export, read through 9P --------------------------------
+# ---- a file nothing cached: page waits ------------------------------------------
 hint "FileReactor::read_at: IOCB_NOWAIT first (File::read_nowait); on EAGAIN, KiocbOp::poll_page (IOCB_WAITQ), awaited; Step::Again reads again; Step::Blocked goes to the pool"
-# Nothing in the page cache: every file's data comes from the disk.
 drop_caches
-mark
-load root="$DATA" port=$PORT workers=2 || {
-	cleanup
-	finish
-	exit
-}
-if check "mount the export over 9P (cache=none)" mount9p 262144 none; then
-	check "diff -r: the ext4 on rnvme, read back over 9P, is what was written" within 120 diff -r -x cold "$REF" "$MNT"
-fi
-unload_counts "buffered reads of the ext4"
-if [ "${C_POOL:-x}" = 0 ]; then
-	pass "no read of the ext4 went to the blocking pool: no worker slept on the disk"
+kread "a file not in the page cache" "$DATA" big "$REF/big"
+if [ "${C_WAITS:-0}" -gt 0 ] && [ "${C_AFTER:-0}" -gt 0 ] && [ "${C_POOL:-x}" = 0 ]; then
+	pass "reads waited for their pages and were woken ($C_WAITS page waits), none went to the blocking pool"
 else
-	fail "no read of the ext4 went to the blocking pool: no worker slept on the disk" "got: ${C_POOL:-no count} in the pool"
+	fail "reads waited for their pages and were woken, none went to the blocking pool" "got: ${C_WAITS:-no} page waits, ${C_AFTER:-no} reads after one, ${C_POOL:-no count} in the pool (the page cache was dropped: the first read must wait)"
 fi
-if [ "${C_WAITS:-0}" -gt 0 ] && [ "${C_AFTER:-0}" -gt 0 ]; then
-	pass "reads waited for their pages, and were woken ($C_WAITS page waits): the data came from the disk's interrupt to the task's waker"
+hint "page_wake: for our folio and the lock bit, take the entry out of the queue, set PageUnlocked and wake the waker taken under the lock"
+kread "the same file, cached" "$DATA" big "$REF/big"
+if [ "${C_ONCE:-0}" -gt 0 ] && [ "${C_WAITS:-x}" = 0 ] && [ "${C_POOL:-x}" = 0 ]; then
+	pass "a cached file is read at once ($C_ONCE reads), no wait, no pool"
 else
-	fail "reads waited for their pages, and were woken" "got: ${C_WAITS:-no} page waits, ${C_AFTER:-no} reads after one (the page cache was dropped: the first read of each file must wait)"
+	fail "a cached file is read at once, no wait, no pool" "got: ${C_ONCE:-no} at once, ${C_WAITS:-no count} page waits, ${C_POOL:-no count} in the pool"
 fi
+
+# ---- reads that cross pages --------------------------------------------------------
+hint "read_at reads at pos, and the caller goes on from pos + n: a short read is no end"
+drop_caches
+kread "reads of 1000 bytes, across pages" "$DATA" odd "$REF/odd" chunk=1000
 
 # ---- direct reads --------------------------------------------------------------------
 hint "FileReactor::read_direct and KiocbOp::poll_direct: IOCB_DIRECT with ki_complete (direct_done), the bytes in the bounce buffer, copied out"
 drop_caches
-mark
-load root="$DATA" port=$PORT direct=1 || {
-	cleanup
-	finish
-	exit
-}
-if check "mount the export over 9P again (direct=1)" mount9p 262144 none; then
-	# Reads of 1 MiB: v9fs sends each as Treads of what msize allows, at
-	# offsets that stay page-aligned.
-	check "with direct=1, files read over 9P are what was written" within 60 sh -c "for f in direct s1048579 s4097; do dd if=$MNT/\$f bs=1M status=none | cmp - $REF/\$f || exit 1; done"
-fi
-unload_counts "direct reads"
+kread "direct=1" "$DATA" direct "$REF/direct" direct=1 chunk=262144
 if [ "${C_DIRECT:-0}" -gt 0 ] && [ "${C_POOL:-x}" = 0 ]; then
 	pass "direct=1: aligned reads went to the disk directly ($C_DIRECT), none to the pool"
 else
@@ -149,63 +129,48 @@ fi
 
 # ---- a file system without async reads: the pool -----------------------------------
 hint "File::async_support: tmpfs has no FMODE_NOWAIT; such a file is read by FileReactor::blocking, in the pool"
-mount -t tmpfs -o size=8m r9p-tmpfs "$TMPFS" && head -c 300000 /dev/urandom >"$TMPFS/file"
-mark
-load root="$TMPFS" port=$PORT blocking=1 || {
-	cleanup
-	finish
-	exit
-}
-if check "mount a tmpfs export over 9P" mount9p 65536 none; then
-	check "a tmpfs file read over 9P (through the blocking pool) is what was written" within 60 cmp "$TMPFS/file" "$MNT/file"
-fi
-unload_counts "reads of a tmpfs"
+mount -t tmpfs -o size=8m kread-tmpfs "$TMPFS" && cp "$REF/odd" "$TMPFS/file"
+kread "a tmpfs file" "$TMPFS" file "$REF/odd"
 if [ "${C_POOL:-0}" -gt 0 ]; then
 	pass "tmpfs (no FMODE_NOWAIT): its reads went to the blocking pool ($C_POOL)"
 else
 	fail "tmpfs (no FMODE_NOWAIT): its reads went to the blocking pool" "got: ${C_POOL:-no count} in the pool"
 fi
 
-# ---- the slow disk: a stuck read holds up no other client ---------------------------
-hint "Session::read awaits Policy::read: with one executor worker, a read waiting for the disk must leave the worker to other connections"
-# The data of `cold` was never read; its inode and every name are in memory
-# (stat'ed after the drop): the other client's Tgetattr needs no disk.
+# ---- a read cancelled while it waits for the disk ----------------------------------
+hint "KiocbOp's drop: while the entry is in a page's wait queue, wait until page_wake took it out"
 drop_caches
-find "$DATA" -exec stat {} + >/dev/null
 mark
-load root="$DATA" port=$PORT workers=1 || {
-	cleanup
-	finish
-	exit
-}
 # QEMU lets the first request through at once, then 32 KiB/s: a 64 KiB
-# read of the raw disk takes the burst, and the file's first read waits
-# seconds for the disk.
-if throttle_reads 32768 && dd if="/dev/$DEV" of=/dev/null bs=64K count=1 skip=900 iflag=direct 2>/dev/null; then
-	echo "# in the page cache before the read: $(fincore -n -o PAGES "$DATA/cold" 2>/dev/null) pages of cold"
-	python3 "$(dirname "$0")/overtake.py" $PORT cold "$W/cold" "/sys/block/$DEV/inflight" "$W/go" >"$W/overtake.out" 2>&1 &
-	client=$!
-	for _ in $(seq 1 600); do
-		grep -q '^ready' "$W/overtake.out" && break
-		kill -0 $client 2>/dev/null || break
+# read of the raw disk takes the burst, and the file's readahead waits.
+if throttle_reads 32768 && dd if="/dev/$DEV" of=/dev/null bs=64K count=1 skip=900 iflag=direct 2>/dev/null &&
+	load root="$DATA" name=slow; then
+	inflight=0
+	for _ in $(seq 1 100); do
+		read -r r _ <"/sys/block/$DEV/inflight"
+		[ "${r:-0}" -gt 0 ] && inflight=1 && break
 		sleep 0.1
 	done
-	throttle 0
-	touch "$W/go"
-	for _ in $(seq 1 1200); do
-		kill -0 $client 2>/dev/null || break
-		sleep 0.1
-	done
-	kill $client 2>/dev/null
-	wait $client 2>/dev/null
-	run_checks cat "$W/overtake.out"
+	rmmod "$MODULE" 2>/dev/null &
+	rmmod_pid=$!
+	sleep 1
+	if [ $inflight = 1 ] && kill -0 $rmmod_pid 2>/dev/null; then
+		pass "rmmod during a read waiting for the disk waits for the page (the entry is still queued)"
+	else
+		fail "rmmod during a read waiting for the disk waits for the page" "got: $([ $inflight = 1 ] && echo "rmmod returned at once" || echo "no read of the disk in flight")"
+	fi
+	throttle_reads 0
+	if within 60 tail --pid=$rmmod_pid -f /dev/null; then
+		wait $rmmod_pid
+		check "the cancelled read's rmmod ends once the page is in" sh -c "! grep -q '^$MODULE ' /proc/modules"
+	else
+		fail "the cancelled read's rmmod ends once the page is in" "rmmod still running after 60 s"
+	fi
+	expect_dmesg "the executor cancelled the read in flight" '^kread: executor stopped: 1 tasks spawned, 1 cancelled'
 else
-	fail "QEMU throttles the disk (QMP block_set_io_throttle)" "QMP refused or did not answer"
+	fail "QEMU throttles the disk, kread loads" "QMP refused, or the module did not load" "$(excerpt)"
 fi
-unload_counts "the slow disk"
 
 # ---- the end -------------------------------------------------------------------------
 cleanup
-no_leaks
-kernel_is_clean
 finish

@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A read stuck on the disk holds up no other client (stage 91).
+"""A read stuck on the disk holds up no other client (stage 92).
 
 Usage: overtake.py PORT NAME LOCAL INFLIGHT GO
 
