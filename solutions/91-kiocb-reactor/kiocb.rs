@@ -502,6 +502,45 @@ fn direct_step(ret: isize) -> Result<Step> {
     }
 }
 
+/// `wake_page_match` (`include/linux/pagemap.h`), an inline function the
+/// bindings do not have: whether the wake is for the page and bit `page`
+/// waits for. The queue is shared by many pages and bits; `page_match`
+/// tells the waker that this page still has waiters.
+///
+/// # Safety
+///
+/// `page` and `key` are valid, and the caller holds the queue's lock.
+unsafe fn wake_page_match(
+    page: *const bindings::wait_page_queue,
+    key: *mut bindings::wait_page_key,
+) -> bool {
+    // SAFETY: by the function's safety requirements.
+    unsafe {
+        if (*page).folio != (*key).folio {
+            return false;
+        }
+        (*key).page_match = 1;
+        (*page).bit_nr == (*key).bit_nr
+    }
+}
+
+/// `list_del_init` (`include/linux/list.h`), inline too: takes `entry` out
+/// of its wait queue and leaves it pointing at itself.
+///
+/// # Safety
+///
+/// `entry` is in a wait queue whose lock the caller holds.
+unsafe fn list_del_init(entry: *mut bindings::wait_queue_entry) {
+    // SAFETY: the entry and its neighbours are valid entries of the list,
+    // which nobody else changes while the lock is held.
+    unsafe {
+        let e = &raw mut (*entry).entry;
+        (*(*e).next).prev = (*e).prev;
+        (*(*e).prev).next = (*e).next;
+        bindings::INIT_LIST_HEAD(e);
+    }
+}
+
 // ANCHOR: page_wake
 /// The wait-page entry's function: called by `folio_wake_bit` under the
 /// page wait queue's lock, with interrupts off (often in the disk's
@@ -522,38 +561,15 @@ unsafe extern "C" fn page_wake(
 ) -> c_int {
     // SAFETY: `entry` is the `wait` field of a `wait_page_queue`.
     let page = unsafe { container_of!(entry, bindings::wait_page_queue, wait) };
-    let key = key.cast::<bindings::wait_page_key>();
-    // `wake_page_match`, an inline function: our page and our bit (the
-    // lock bit: the queue is shared by many pages and bits).
-    // SAFETY: both are valid during the call; `page_match` tells the
-    // waker that the page still has waiters.
-    unsafe {
-        if (*page).folio != (*key).folio {
-            return 0;
-        }
-        (*key).page_match = 1;
-        if (*page).bit_nr != (*key).bit_nr {
-            return 0;
-        }
+    // SAFETY: both are valid during the call, under the queue's lock.
+    if !unsafe { wake_page_match(page, key.cast()) } {
+        return 0;
     }
+    // SAFETY: the entry is queued (type invariant), we hold the lock.
+    unsafe { list_del_init(entry) };
     // SAFETY: `page` is the `page` field of a live `KiocbOp` (`Opaque` has
     // the layout of what it wraps).
-    let op = unsafe {
-        &*container_of!(
-            page.cast::<Opaque<bindings::wait_page_queue>>(),
-            KiocbOp,
-            page
-        )
-    };
-    // `list_del_init`, an inline function: we hold the queue's lock.
-    // SAFETY: the entry is in the queue (type invariant) whose lock the
-    // caller holds; its neighbours are valid entries of the same list.
-    unsafe {
-        let e = &raw mut (*entry).entry;
-        (*(*e).next).prev = (*e).prev;
-        (*(*e).prev).next = (*e).next;
-        bindings::INIT_LIST_HEAD(e);
-    }
+    let op = unsafe { &*container_of!(page.cast::<Opaque<_>>(), KiocbOp, page) };
     let waker = {
         let mut shared = op.shared.lock();
         shared.wait = Wait::PageUnlocked;

@@ -502,6 +502,45 @@ fn direct_step(ret: isize) -> Result<Step> {
     }
 }
 
+/// `wake_page_match` (`include/linux/pagemap.h`), an inline function the
+/// bindings do not have: whether the wake is for the page and bit `page`
+/// waits for. The queue is shared by many pages and bits; `page_match`
+/// tells the waker that this page still has waiters.
+///
+/// # Safety
+///
+/// `page` and `key` are valid, and the caller holds the queue's lock.
+unsafe fn wake_page_match(
+    page: *const bindings::wait_page_queue,
+    key: *mut bindings::wait_page_key,
+) -> bool {
+    // SAFETY: by the function's safety requirements.
+    unsafe {
+        if (*page).folio != (*key).folio {
+            return false;
+        }
+        (*key).page_match = 1;
+        (*page).bit_nr == (*key).bit_nr
+    }
+}
+
+/// `list_del_init` (`include/linux/list.h`), inline too: takes `entry` out
+/// of its wait queue and leaves it pointing at itself.
+///
+/// # Safety
+///
+/// `entry` is in a wait queue whose lock the caller holds.
+unsafe fn list_del_init(entry: *mut bindings::wait_queue_entry) {
+    // SAFETY: the entry and its neighbours are valid entries of the list,
+    // which nobody else changes while the lock is held.
+    unsafe {
+        let e = &raw mut (*entry).entry;
+        (*(*e).next).prev = (*e).prev;
+        (*(*e).prev).next = (*e).next;
+        bindings::INIT_LIST_HEAD(e);
+    }
+}
+
 // ANCHOR: page_wake
 /// The wait-page entry's function: called by `folio_wake_bit` under the
 /// page wait queue's lock, with interrupts off (often in the disk's
@@ -520,28 +559,24 @@ unsafe extern "C" fn page_wake(
     _sync: c_int,
     key: *mut c_void,
 ) -> c_int {
-    // TODO (exercise 2): Wake the task whose page was unlocked (about 35
+    // TODO (exercise 2): Wake the task whose page was unlocked (about 20
     // lines). The contract:
-    // - the queue is shared by many pages and bits: wake only for ours
-    //   (`wake_page_match`, an inline function, to write here): the
-    //   `wait_page_queue` around `entry` (`container_of!`) has the `folio`
-    //   and `bit_nr` that `key` (a `bindings::wait_page_key`) must match.
-    //   Another folio: return 0. Our folio: set `key.page_match` to 1
-    //   (the page still has waiters), and if the bit differs, return 0.
-    // - ours: take the entry out of the queue (`list_del_init`, inline
-    //   too: link its neighbours to each other, then
-    //   `bindings::INIT_LIST_HEAD` on it; the caller holds the queue's
-    //   lock), then, in `shared` (the `KiocbOp` around the
-    //   `wait_page_queue`: `container_of!` on the `page` field), set
-    //   `Wait::PageUnlocked` and take the waker; wake it after the lock is
-    //   released, and touch nothing of the op after that (it may be freed).
-    //   Return 1.
-    // - every dereference in an `unsafe` block whose safety comment says
-    //   why the pointer is valid (this function's `# Safety`).
+    // - the queue is shared by many pages and bits: the `wait_page_queue`
+    //   around `entry` (`container_of!`) must match `key` (a
+    //   `bindings::wait_page_key`: `key.cast()`), or return 0:
+    //   `wake_page_match` (given) says whether it does.
+    // - ours: take the entry out of the queue (`list_del_init`, given: the
+    //   caller holds the queue's lock), then, in `shared` (the `KiocbOp`
+    //   around the `wait_page_queue`: `container_of!` on the `page`
+    //   field), set `Wait::PageUnlocked` and take the waker; wake it after
+    //   the lock is released, and touch nothing of the op after that (it
+    //   may be freed). Return 1.
+    // - every `unsafe` block with a safety comment that says why the
+    //   pointer is valid (this function's `# Safety`).
     // Tests: "a file not in the page cache: kread logs what it read" and
     // "reads waited for their pages and were woken" (a wait never woken
     // hangs the read: the test's deadline fails it).
-    let _ = (entry, key, Wait::PageUnlocked);
+    let _ = (entry, key, Wait::PageUnlocked, wake_page_match, list_del_init);
     0
 }
 // ANCHOR_END: page_wake
