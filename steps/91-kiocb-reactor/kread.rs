@@ -19,6 +19,9 @@
 //! `mkfs.ext4 /dev/rnvme0n1`, mount it on /tmp/e, write a file there,
 //! `echo 3 >/proc/sys/vm/drop_caches`, `insmod ... root=/tmp/e name=FILE`
 //! and `dmesg | tail`.
+//!
+//! Check your work with `make check STEP=91` (the exercises are in
+//! `file_reactor.rs`: `FileReactor::read_at`, and `kiocb.rs`: `page_wake`).
 
 use file_reactor::FileReactor;
 use kernel::{

@@ -63,7 +63,7 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     // ANCHOR: read
     /// Reads into `buf` from byte `offset` of `file` (`Tread`): the bytes
     /// read. Stage 27 reads in the worker, which sleeps while the disk
-    /// works; stage 91's file reactor awaits the disk instead.
+    /// works; stage 92 awaits stage 91's file reactor instead.
     fn read<'a>(
         &'a self,
         file: &'a File,
