@@ -576,7 +576,8 @@ unsafe extern "C" fn page_wake(
     // Tests: "a file not in the page cache: kread logs what it read" and
     // "reads waited for their pages and were woken" (a wait never woken
     // hangs the read: the test's deadline fails it).
-    let _ = (entry, key, Wait::PageUnlocked, wake_page_match, list_del_init);
+    let _ = (entry, key, Wait::PageUnlocked);
+    let _ = (wake_page_match, list_del_init);
     0
 }
 // ANCHOR_END: page_wake
