@@ -178,10 +178,12 @@ load root="$DATA" port=$PORT workers=1 || {
 	finish
 	exit
 }
-# QEMU lets the first request through at once, then 32 KiB/s: a 64 KiB
-# read of the raw disk takes the burst, and the file's first read waits
-# seconds for the disk.
-if throttle_reads 32768 && dd if="/dev/$DEV" of=/dev/null bs=64K count=1 skip=900 iflag=direct 2>/dev/null; then
+# QEMU lets a request through when its bucket is (nearly) empty, whatever
+# its size, and empties the bucket at 4 KiB/s: a 64 KiB read of the raw
+# disk fills it, and the file's readahead, however large, waits about 16 s
+# for its turn, or until the throttle is lifted. (At 32 KiB/s the bucket
+# was empty again 2 s later: on a slow boot the readahead passed at once.)
+if throttle_reads 4096 && dd if="/dev/$DEV" of=/dev/null bs=64K count=1 skip=900 iflag=direct 2>/dev/null; then
 	echo "# in the page cache before the read: $(fincore -n -o PAGES "$DATA/cold" 2>/dev/null) pages of cold"
 	python3 "$(dirname "$0")/overtake.py" $PORT cold "$W/cold" "/sys/block/$DEV/inflight" "$W/go" >"$W/overtake.out" 2>&1 &
 	client=$!
