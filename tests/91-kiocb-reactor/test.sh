@@ -24,8 +24,10 @@ CTRL=rkw-c0
 cleanup() {
 	loaded && rmmod "$MODULE" 2>/dev/null
 	throttle_reads 0
-	umount "$DATA" 2>/dev/null
 	umount "$TMPFS" 2>/dev/null
+	# rnvme's removal waits for the disk's last user: not while the ext4
+	# is still mounted (a module left loaded holds a file open on it).
+	umount "$DATA" 2>/dev/null || ! mountpoint -q "$DATA" || return
 	grep -q "^rnvme " /proc/modules && rmmod rnvme 2>/dev/null
 	rm -rf "$W"
 }

@@ -32,8 +32,10 @@ cleanup() {
 	umount "$MNT" 2>/dev/null
 	loaded && rmmod "$MODULE" 2>/dev/null
 	throttle 0
-	umount "$DATA" 2>/dev/null
 	umount "$TMPFS" 2>/dev/null
+	# rnvme's removal waits for the disk's last user: not while the ext4
+	# is still mounted (a module left loaded holds a file open on it).
+	umount "$DATA" 2>/dev/null || ! mountpoint -q "$DATA" || return
 	grep -q "^rnvme " /proc/modules && rmmod rnvme 2>/dev/null
 	rm -rf "$W"
 }
