@@ -8,7 +8,7 @@
 //! here may sleep: the server makes them from its executor's workers
 //! (process context), never from the reactor's wake callbacks.
 //!
-//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 27 on. TODO:
+//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 28 on. TODO:
 //! replace with the `kernel` crate's own file abstraction once it can open
 //! and walk (7.3's `kernel::fs::File` only wraps a `struct file` a file
 //! descriptor already names: no `file_open_root`, `dentry_open`, `vfs_getattr`
@@ -69,7 +69,7 @@ impl File {
     }
 
     /// The raw pointer, for the C calls (and for the other wrappers of the
-    /// shim, such as stage 91's kiocbs).
+    /// shim, such as stage 92's kiocbs).
     pub(crate) fn as_ptr(&self) -> *mut bindings::file {
         self.0.as_ptr()
     }
