@@ -142,7 +142,7 @@ VM_RUNS_FAST=()
 build_stage() {
 	local stage=$1 trees=() out skel skel_rc=0 used f
 	# A stage whose test loads another stage's module (USES in its
-	# stage.env: stages 92 and 93 load stage 20's rnvme) gets that stage's
+	# stage.env: stages 34 and 35 load stage 20's rnvme) gets that stage's
 	# solution built too, for each kernel its trees boot on.
 	for used in $(stage_env "$stage" USES); do
 		for f in $(printf '%s\n' "$FLAVOUR" "$SKELETON_FLAVOUR" | sort -u); do

@@ -353,7 +353,7 @@ impl<P: Policy> Session<P> {
     /// one request that sets what the session may cost.
     ///
     /// `Tread` is awaited: the policy's read may wait for the disk (stage
-    /// 92). It runs with no user's credentials installed (a task cannot
+    /// 34). It runs with no user's credentials installed (a task cannot
     /// hold them across `.await`): the file was opened with them, and a
     /// read checks nothing more.
     async fn dispatch<N: Namespace>(&mut self, tag: u16, request: Request<'_>) -> Answer {

@@ -69,7 +69,7 @@ impl File {
     }
 
     /// The raw pointer, for the C calls (and for the other wrappers of the
-    /// shim, such as stage 92's kiocbs).
+    /// shim, such as stage 34's kiocbs).
     pub(crate) fn as_ptr(&self) -> *mut bindings::file {
         self.0.as_ptr()
     }

@@ -63,7 +63,7 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     // ANCHOR: read
     /// Reads into `buf` from byte `offset` of `file` (`Tread`): the bytes
     /// read. Stage 28 reads in the worker, which sleeps while the disk
-    /// works; stage 93 awaits stage 92's file reactor instead.
+    /// works; stage 35 awaits stage 34's file reactor instead.
     fn read<'a>(
         &'a self,
         file: &'a File,

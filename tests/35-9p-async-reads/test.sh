@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stage 93 test (runs in the VM): the capstone. Stage 20's rnvme makes the
+# Stage 35 test (runs in the VM): the capstone. Stage 20's rnvme makes the
 # disk, ext4 goes on it, r9p exports it and v9fs mounts it: the mount reads
 # back what was written (diff -r), through the file reactor, with no read
 # in the blocking pool (the module's last log line counts them) and with
@@ -104,7 +104,7 @@ cp -a "$DATA" "$REF"
 head -c 1M /dev/urandom >"$W/cold" && cp "$W/cold" "$DATA/cold"
 
 # ---- the capstone: the whole export, read through 9P --------------------------------
-hint "Reactored::read: the future of self.reactor.read_at(file, buf, pos), which Session::read awaits (stage 92's read_at: IOCB_NOWAIT, then IOCB_WAITQ)"
+hint "Reactored::read: the future of self.reactor.read_at(file, buf, pos), which Session::read awaits (stage 34's read_at: IOCB_NOWAIT, then IOCB_WAITQ)"
 # Nothing in the page cache: every file's data comes from the disk.
 drop_caches
 mark

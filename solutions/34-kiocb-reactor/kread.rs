@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 92: a file reactor, and a module that reads one file through it.
+//! Stage 34: a file reactor, and a module that reads one file through it.
 //!
 //! `file_reactor.rs` turns a file read into a future that never puts an
 //! executor worker to sleep: the page cache answers at once
@@ -15,13 +15,10 @@
 //! and logs how many bytes it read, their FNV-1a hash (the test computes
 //! it too) and how the reads went.
 //!
-//! How to run: `make run STEP=92`, then in the VM load stage 20's rnvme,
+//! How to run: `make run STEP=34`, then in the VM load stage 20's rnvme,
 //! `mkfs.ext4 /dev/rnvme0n1`, mount it on /tmp/e, write a file there,
 //! `echo 3 >/proc/sys/vm/drop_caches`, `insmod ... root=/tmp/e name=FILE`
 //! and `dmesg | tail`.
-//!
-//! Check your work with `make check STEP=92` (the exercises are in
-//! `file_reactor.rs`: `FileReactor::read_at`, and `kiocb.rs`: `page_wake`).
 
 use file_reactor::FileReactor;
 use kernel::{
@@ -61,7 +58,7 @@ module! {
     type: KRead,
     name: "kread",
     authors: ["rust-kernel-workshop"],
-    description: "Stage 92: reads a file through a kiocb reactor",
+    description: "Stage 34: reads a file through a kiocb reactor",
     license: "GPL",
     params: {
         chunk: u32 {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! Stage 93: the 9P server reads through stage 92's file reactor, and serves the
+//! Stage 35: the 9P server reads through stage 34's file reactor, and serves the
 //! ext4 on the NVMe driver's disk.
 //!
 //! Stage 31's server, with its limits, answers `Tread` by awaiting a
@@ -11,7 +11,7 @@
 //! cannot wait that way goes to a small blocking pool (`blocking=`), whose
 //! use the module counts and logs when it is unloaded.
 //!
-//! How to run: `make run STEP=93`, then in the VM load stage 20's rnvme,
+//! How to run: `make run STEP=35`, then in the VM load stage 20's rnvme,
 //! `mkfs.ext4 /dev/rnvme0n1`, mount it on /tmp/e, `insmod ... root=/tmp/e`,
 //! `mount -t 9p -o trans=tcp,port=5640,version=9p2000.L 127.0.0.1 /tmp/m`,
 //! read files, `rmmod r9p`, and `dmesg` says how the reads went.
@@ -77,17 +77,17 @@ mod service;
 mod vfs;
 #[path = "../../solutions/29-9p-walk/walk.rs"]
 mod walk;
-// Stage 92's file reactor and its kiocbs, unchanged.
-#[path = "../../solutions/92-kiocb-reactor/file_reactor.rs"]
+// Stage 34's file reactor and its kiocbs, unchanged.
+#[path = "../../solutions/34-kiocb-reactor/file_reactor.rs"]
 mod file_reactor;
-#[path = "../../solutions/92-kiocb-reactor/kiocb.rs"]
+#[path = "../../solutions/34-kiocb-reactor/kiocb.rs"]
 mod kiocb;
 
 module! {
     type: service::Server<listing::Listed, Reactored>,
     name: "r9p",
     authors: ["rust-kernel-workshop"],
-    description: "Stage 93: a read-only 9P2000.L server whose reads never hold a worker",
+    description: "Stage 35: a read-only 9P2000.L server whose reads never hold a worker",
     license: "GPL",
     params: {
         port: u16 {
@@ -139,7 +139,7 @@ param::string_param!(ADDR, c"addr", 16, b"127.0.0.1");
 // ANCHOR_END: params
 
 // ANCHOR: reactored
-/// Stage 93's policy: stage 31's limits, and reads through the file reactor.
+/// Stage 35's policy: stage 31's limits, and reads through the file reactor.
 struct Reactored {
     limited: Limited,
     reactor: FileReactor,

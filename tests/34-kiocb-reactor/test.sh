@@ -1,5 +1,5 @@
 #!/bin/bash
-# Stage 92 test (runs in the VM): kread reads one file through the file
+# Stage 34 test (runs in the VM): kread reads one file through the file
 # reactor and logs its size, its FNV-1a hash and how the reads went. Stage
 # 20's rnvme makes the disk, ext4 goes on it: a file nothing has cached is
 # read right, with page waits that the disk's interrupt ended and no read

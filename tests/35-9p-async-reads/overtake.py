@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""A read stuck on the disk holds up no other client (stage 93).
+"""A read stuck on the disk holds up no other client (stage 35).
 
 Usage: overtake.py PORT NAME LOCAL INFLIGHT GO
 
