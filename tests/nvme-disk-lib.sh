@@ -69,6 +69,21 @@ fio_ends() {
 	fi
 }
 
+# fio_verify DESC FIO_ARGS...: on $DEV, a randwrite with crc32c verification, one job
+# per vCPU, each in its own 8 MiB region from 40 MiB.
+fio_verify() {
+	local desc=$1 out rc=0
+	shift
+	out=$(within 240 fio --name=rkw --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
+		--verify=crc32c --verify_fatal=1 --numjobs="$CPUS" --offset=40M --offset_increment=8M \
+		--size=4M --group_reporting "$@" 2>&1) || rc=$?
+	if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
+		pass "$desc"
+	else
+		fail "$desc" "fio exited with $rc:" "$(grep -iE 'verify|err|bad' <<<"$out" | head -8)" "$(excerpt 10)"
+	fi
+}
+
 # Data that must survive every removal: 4 MiB at 32 MiB, written once with
 # crc32c verification headers, verified after each re-bind.
 KEEP_ARGS=(--name=keep --ioengine=libaio --direct=1 --bs=64k --iodepth=8 --offset=32M --size=4M

@@ -237,13 +237,26 @@ impl Speedups for FullDisk {
         lba_shift: u32,
         view: &mut View<'_>,
     ) -> Result<Command> {
+        self.discard_of(rq, lba_shift, view)
+    }
+}
+// ANCHOR_END: full_disk
+
+impl FullDisk {
+    /// `Speedups::discard` for a disk of any `Speedups` that builds on this
+    /// one (the speed stage's): the command, with the ranges counted.
+    pub(crate) fn discard_of<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        lba_shift: u32,
+        view: &mut View<'_>,
+    ) -> Result<Command> {
         let (cmd, ranges) = dsm(rq, lba_shift, view)?;
         self.discards.fetch_add(1, Relaxed);
         self.ranges.fetch_add(ranges as u64, Relaxed);
         Ok(cmd)
     }
 }
-// ANCHOR_END: full_disk
 
 impl Drop for FullDisk {
     fn drop(&mut self) {
