@@ -80,8 +80,7 @@ use dma_map::ZeroCopy;
 use io_queues::IoQueue;
 use kshim::{
     affinity,
-    lingering::Lingering,
-    queue_limits, //
+    lingering::Lingering, //
 };
 use nvme::{
     ctrl::{
@@ -193,12 +192,8 @@ impl pci::Driver for RNvmeDriver {
             // partition table as soon as the disk exists, and a controller
             // that does not answer must not hang the probe.
             let ms = module_parameters::io_timeout_ms.value().clamp(100, 600_000);
-            let watchdog = Watchdog::start(
-                pdev.as_ref(),
-                ctrl.admin(),
-                &io,
-                Delta::from_millis(ms.into()),
-            )?;
+            let timeout = Delta::from_millis(ms.into());
+            let watchdog = Watchdog::start(pdev.as_ref(), ctrl.admin(), &io, timeout)?;
             // ANCHOR_END: watchdog_field
             // ANCHOR: disk_field
             // Last, with every queue proven: the disk. From here on the
@@ -208,51 +203,29 @@ impl pci::Driver for RNvmeDriver {
             for q in io.iter() {
                 q.queue.reserve_tags(depth - 1);
             }
-            let speedups = ZeroCopy::new(
-                pdev,
-                &id,
-                module_parameters::zero_copy.value() != 0,
-                module_parameters::sgl.value() != 0,
-            );
-            // New: the write cache and discards, and (below) the limits.
+            // Stage 20's disk (stage 19's zero copy, the write cache,
+            // discards and, below, the limits), and new: tags of a page,
+            // and a pool of large bounce buffers.
+            let zero_copy = module_parameters::zero_copy.value() != 0;
+            let sgl = module_parameters::sgl.value() != 0;
             let ns = ctrl.identify_namespace(pdev, disk::NSID)?;
-            let speedups = FullDisk::new(pdev, speedups, &id, &ns);
-            // New: tags of a page, and a pool of large bounce buffers.
-            let speedups = SpeedDisk::new(pdev, speedups, io.len())?;
+            let full = FullDisk::new(pdev, ZeroCopy::new(pdev, &id, zero_copy, sgl), &id, &ns);
+            let speedups = SpeedDisk::new(pdev, full, io.len())?;
             let disk = disk::create(pdev, &ctrl, &io, &id, speedups, pieces::finish, 0)?;
             // ANCHOR: limits
             // The block layer's limits for the disk, from the controller's,
             // and the disk moved under its controller.
             let block = ns.block_size().ok_or(EIO)?;
-            let limits = disk_limits::limits(&id, ctrl.cap().min_page_size(), block);
-            queue_limits::apply(disk.gen_disk(), &limits)?;
-            queue_limits::set_parent(disk.gen_disk(), pdev.as_ref())?;
-            dev_info!(
-                pdev,
-                "disk rnvme{}n1 limits: {} KiB per request, {} segments, write cache {}, {} discard ranges per command\n",
-                disk.number(),
-                limits.max_hw_sectors / 2,
-                limits.max_segments,
-                if limits.write_cache { "on" } else { "off" },
-                if limits.max_discard_sectors > 0 {
-                    limits.max_discard_segments
-                } else {
-                    0
-                }
-            );
+            disk_limits::set_up(pdev, &disk, &id, ctrl.cap().min_page_size(), block)?;
             // ANCHOR_END: limits
             // Each I/O queue's interrupt to the CPUs that submit to it (the
             // tag set's map says which).
-            let mut hw_vectors = KVec::with_capacity(io.len(), GFP_KERNEL)?;
-            for q in io.iter() {
-                hw_vectors.push(q.vector, GFP_KERNEL)?;
+            let mut vectors = KVec::with_capacity(io.len(), GFP_KERNEL)?;
+            for q in &io {
+                vectors.push(q.vector, GFP_KERNEL)?;
             }
-            let placed = affinity::spread(irqs.vectors(), &hw_vectors, disk.tag_set());
-            dev_info!(
-                pdev,
-                "{} I/O queue interrupt(s) sent to their CPU\n",
-                placed
-            );
+            let placed = affinity::spread(irqs.vectors(), &vectors, disk.tag_set());
+            dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
             let number = disk.number();
             // ANCHOR_END: disk_field
             // ANCHOR: nodes_field

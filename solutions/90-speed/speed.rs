@@ -163,17 +163,17 @@ impl SpeedDisk {
 impl Speedups for SpeedDisk {
     type Mapping = <FullDisk as Speedups>::Mapping;
     const SGL_ENTRIES: usize = FullDisk::SGL_ENTRIES;
-    const BATCH: bool = FullDisk::BATCH;
     const BOUNCE_SIZE: usize = MAX_REQUEST;
+    const BATCH: bool = FullDisk::BATCH;
     const TAG_BUFFER_SIZE: usize = PAGE;
 
     fn map<T: Operations>(
         &self,
         rq: &Request<T>,
-        t: Transfer,
+        transfer: Transfer,
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)> {
-        self.full.map(rq, t, view)
+        self.full.map(rq, transfer, view)
     }
 
     fn large_bounce<T: Operations>(&self, rq: &Request<T>) -> Option<Claim> {
@@ -190,10 +190,10 @@ impl Speedups for SpeedDisk {
     fn discard(
         &self,
         rq: &Request<NvmeDisk<Self>>,
-        lba_shift: u32,
-        view: &mut View<'_>,
+        block_shift: u32,
+        tag_page: &mut View<'_>,
     ) -> Result<Command> {
-        self.full.discard_of(rq, lba_shift, view)
+        self.full.discard_of(rq, block_shift, tag_page)
     }
 }
 // ANCHOR_END: speed_disk
