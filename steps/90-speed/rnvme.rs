@@ -170,14 +170,18 @@ impl pci::Driver for RNvmeDriver {
             // driver data, which the driver core drops at unbind.
             let mut irqs =
                 unsafe { Interrupts::new(pdev, queue_count::vectors_wanted(), ctrl.admin()) }?;
-            // New: queues as deep as the controller takes.
-            let depth = speed::queue_depth(ctrl.cap());
+            // New: queues as deep as the controller takes (or as the
+            // `io_depth` parameter says, to measure what depth buys).
+            let most = module_parameters::io_depth.value().clamp(2, 1024);
+            let depth = speed::queue_depth(ctrl.cap()).min(u16::try_from(most)?);
             let (id, io) = io_queues::start_deep(pdev, &ctrl, &mut irqs, 0, tests, depth)?;
             // ANCHOR_END: probe
             // ANCHOR: shadow
             // New: shadow doorbells, while nothing is in flight on the I/O
             // queues.
-            speed::shadow_doorbells(pdev, &ctrl, &id, &io)?;
+            if module_parameters::shadow_doorbells.value() != 0 {
+                speed::shadow_doorbells(pdev, &ctrl, &id, &io)?;
+            }
             dev_info!(
                 pdev,
                 "{} I/O queues of {} entries\n",
@@ -311,6 +315,14 @@ kernel::prelude::module! {
         sgl: u32 {
             default: 1,
             description: "1: zero-copy requests whose pages PRPs cannot describe use an SGL, if the controller takes SGLs; 0: they use the bounce buffer",
+        },
+        io_depth: u32 {
+            default: 1024,
+            description: "The most entries of an I/O queue (2..=1024; the controller may take fewer): 32 is stage 20's depth",
+        },
+        shadow_doorbells: u32 {
+            default: 1,
+            description: "1: shadow doorbells, if the controller offers them; 0: every doorbell on its register (as stage 20)",
         },
         io_timeout_ms: u32 {
             default: 30000,
