@@ -64,7 +64,9 @@ mod dma_map;
 // Stage 20's disk limits, write cache and discards, unchanged.
 #[path = "../../solutions/20-disk-limits/disk_limits.rs"]
 mod disk_limits;
-// New: the queue depth, shadow doorbells and the bounce pool.
+// New: the queue depth, shadow doorbells and the bounce pool; the event
+// index arithmetic of shadow doorbells.
+mod event_index;
 mod speed;
 
 use chardev::{

@@ -10,7 +10,8 @@
 //! finished requests are a list, no longer a 64-bit map) and hands its
 //! interrupt handler a batch of them per lock round trip; its
 //! `doorbell_buffer` writes the shadow doorbells and asks this stage's
-//! [`need_event`] whether the register must be written too.
+//! `need_event` (`event_index.rs`) whether the register must be written
+//! too.
 
 use kernel::{
     block::mq::{
@@ -24,6 +25,7 @@ use kernel::{
 };
 
 use crate::{
+    event_index::need_event,
     disk::{
         NvmeDisk,
         Speedups,
@@ -78,18 +80,6 @@ pub(crate) fn queue_depth(cap: &Cap) -> u16 {
     u16::try_from(most).unwrap_or(MAX_DEPTH)
 }
 // ANCHOR_END: queue_depth
-
-// ANCHOR: need_event
-/// Whether a doorbell that moved from `old` to `new` must be written to its
-/// register, the controller's event index being `event_idx`: the
-/// controller asks for a write once the value passes the index, that is
-/// when `event_idx` is one of the entries just added, `old` to `new - 1`
-/// (all of it modulo 2^16: the values wrap with the queue, and so does the
-/// distance between them).
-pub(crate) fn need_event(event_idx: u16, new: u16, old: u16) -> bool {
-    new.wrapping_sub(event_idx).wrapping_sub(1) < new.wrapping_sub(old)
-}
-// ANCHOR_END: need_event
 
 // ANCHOR: shadow_doorbells
 /// Shadow doorbells for the I/O queues `io`, if the controller offers them

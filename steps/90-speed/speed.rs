@@ -10,7 +10,8 @@
 //! finished requests are a list, no longer a 64-bit map) and hands its
 //! interrupt handler a batch of them per lock round trip; its
 //! `doorbell_buffer` writes the shadow doorbells and asks this stage's
-//! [`need_event`] whether the register must be written too.
+//! `need_event` (`event_index.rs`) whether the register must be written
+//! too.
 
 use kernel::{
     block::mq::{
@@ -24,6 +25,7 @@ use kernel::{
 };
 
 use crate::{
+    event_index::need_event,
     disk::{
         NvmeDisk,
         Speedups,
@@ -88,36 +90,6 @@ pub(crate) fn queue_depth(cap: &Cap) -> u16 {
     crate::io_queues::IO_DEPTH
 }
 // ANCHOR_END: queue_depth
-
-// ANCHOR: need_event
-/// Whether a doorbell that moved from `old` to `new` must be written to its
-/// register, the controller's event index being `event_idx`: the
-/// controller asks for a write once the value passes the index, that is
-/// when `event_idx` is one of the entries just added, `old` to `new - 1`
-/// (all of it modulo 2^16: the values wrap with the queue, and so does the
-/// distance between them).
-pub(crate) fn need_event(event_idx: u16, new: u16, old: u16) -> bool {
-    // TODO (exercise 2): Say whether the doorbell register must be
-    // written. The contract (NVMe 1.3, 7.13 and the C driver's
-    // `nvme_dbbuf_need_event`):
-    // - the controller wrote `event_idx`, the last tail (or head) it saw
-    //   before it stopped reading the shadow doorbell: it wants a register
-    //   write once the doorbell moves past that value, and only then;
-    // - the doorbell moved from `old` to `new`: the new entries are `old`,
-    //   `old + 1`, ..., `new - 1`; true exactly when `event_idx` is one of
-    //   them;
-    // - all of it modulo 2^16 (`wrapping_sub`): the values wrap, and a
-    //   range that wraps too must still work (`old` 65530, `new` 4).
-    // A controller that sleeps has `event_idx == old`: answer false there
-    // and the command waits for ever (the watchdog gives the controller
-    // up after `io_timeout_ms`).
-    // Tests: "20 reads of 4 KiB one at a time, on an idle controller, each
-    // ending", then every data check after it, and "fewer SQ doorbell
-    // register writes than half the I/Os".
-    let _ = (event_idx, new, old);
-    true
-}
-// ANCHOR_END: need_event
 
 // ANCHOR: shadow_doorbells
 /// Shadow doorbells for the I/O queues `io`, if the controller offers them
