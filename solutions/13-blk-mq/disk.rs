@@ -127,9 +127,7 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// Bytes of each tag's bounce buffer (at most 512 KiB, what the PRP
     /// lists hold): the largest request the disk takes.
     const BOUNCE_SIZE: usize = BOUNCE_SIZE;
-    /// Bytes of data each tag owns: a bounce buffer of `BOUNCE_SIZE`, but
-    /// for a stage whose tags are too many for that (the speed stage's:
-    /// one page each, and `large_bounce` for larger requests).
+    /// Bytes of data each tag owns (the speed stage's: a page).
     const TAG_BUFFER_SIZE: usize = Self::BOUNCE_SIZE;
     /// Maps the data of `rq` for one command (`transfer`), and writes its
     /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
@@ -141,10 +139,8 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
         transfer: Transfer,
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
-    /// A bounce buffer of `BOUNCE_SIZE` for `rq`, when its tag's is
-    /// smaller (`TAG_BUFFER_SIZE`) and its pages could not be mapped: the
-    /// speed stage's pool. `None`: none free, and blk-mq tries again when
-    /// a request of the queue has ended.
+    /// A bounce buffer for `rq` if its tag's is too small (`None`: try
+    /// again later).
     fn large_bounce<T: Operations>(&self, _rq: &Request<T>) -> Option<Claim> {
         None
     }
@@ -294,17 +290,24 @@ impl<Z: Speedups> InFlight<Z> {
                 });
             }
         }
-        // Through a bounce buffer: the tag's, if it holds the request (the
-        // speed stage's tags own a page), else a larger one of the stage's.
-        if self.len as usize > self.bounce.len() {
-            self.bounce = speedups.large_bounce(&self.rq).ok_or(EBUSY)?;
-        }
+        self.bounce_fitting(speedups)?;
         if self.opcode == nvm_opc::WRITE {
             request::copy_to_dma(&self.rq, self.bounce.view().data())?;
         }
         self.next_command()?.ok_or(EIO)
     }
     // ANCHOR_END: first_command
+
+    /// The bounce buffer for a request whose pages are not mapped: the
+    /// tag's, if the request fits it, else a larger one of the stage's
+    /// (`Speedups::large_bounce`; none free: `EBUSY`, and blk-mq tries
+    /// again once a request of the queue has ended).
+    fn bounce_fitting(&mut self, speedups: &Z) -> Result {
+        if self.len as usize > self.bounce.len() {
+            self.bounce = speedups.large_bounce(&self.rq).ok_or(EBUSY)?;
+        }
+        Ok(())
+    }
 
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
@@ -617,14 +620,7 @@ pub(crate) fn create<Z: Speedups>(
         .max_transfer(ctrl.cap().min_page_size())
         .map_or(Z::BOUNCE_SIZE, |m| m.min(Z::BOUNCE_SIZE)) as u32;
 
-    // Requests in flight per hardware queue: one less than the queue's
-    // entries, so a submission queue is never full when `queue_rq` comes.
-    let tags = io
-        .iter()
-        .map(|q| q.queue.depth())
-        .min()
-        .ok_or(ENODEV)?
-        .saturating_sub(1);
+    let tags = io.first().ok_or(ENODEV)?.queue.depth() - 1;
     let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
     for q in io {
         let mut bounces = KVec::with_capacity(tags.into(), GFP_KERNEL)?;
