@@ -107,7 +107,7 @@ const LIST_ENTRIES: usize = prp::list_entries_for(512 * 1024, PAGE);
 /// What each tag owns for the life of the disk: its bounce buffer, with a
 /// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
 fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
-    CmdBuffer::new(pdev.as_ref(), Z::TAG_BUFFER_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
+    CmdBuffer::new(pdev.as_ref(), Z::TAG_BYTES, LIST_ENTRIES, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
 
@@ -128,7 +128,7 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// lists hold): the largest request the disk takes.
     const BOUNCE_SIZE: usize = BOUNCE_SIZE;
     /// Bytes of data each tag owns (the speed stage's: a page).
-    const TAG_BUFFER_SIZE: usize = Self::BOUNCE_SIZE;
+    const TAG_BYTES: usize = Self::BOUNCE_SIZE;
     /// Maps the data of `rq` for one command (`transfer`), and writes its
     /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
     /// pointer, and whether it is an SGL. `None`: the request goes through

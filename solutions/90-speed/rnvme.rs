@@ -181,12 +181,7 @@ impl pci::Driver for RNvmeDriver {
             if module_parameters::shadow_doorbells.value() != 0 {
                 speed::shadow_doorbells(pdev, &ctrl, &id, &io)?;
             }
-            dev_info!(
-                pdev,
-                "{} I/O queues of {} entries\n",
-                io.len(),
-                depth
-            );
+            dev_info!(pdev, "{} I/O queues of {} entries\n", io.len(), depth);
             // ANCHOR_END: shadow
 
             // What the nvme-cli nodes will need (it asks Identify Namespace
@@ -231,7 +226,11 @@ impl pci::Driver for RNvmeDriver {
                 vectors.push(q.vector, GFP_KERNEL)?;
             }
             let placed = affinity::spread(irqs.vectors(), &vectors, disk.tag_set());
-            dev_info!(pdev, "{} I/O queue interrupt(s) sent to their CPU\n", placed);
+            dev_info!(
+                pdev,
+                "{} I/O queue interrupt(s) sent to their CPU\n",
+                placed
+            );
             let number = disk.number();
             // ANCHOR_END: disk_field
             // ANCHOR: nodes_field

@@ -25,7 +25,6 @@ use kernel::{
 };
 
 use crate::{
-    event_index::need_event,
     disk::{
         NvmeDisk,
         Speedups,
@@ -35,6 +34,7 @@ use crate::{
         FullDisk,
         MAX_REQUEST, //
     },
+    event_index::need_event,
     io_queues::IoQueue,
     kshim::request,
     nvme::{
@@ -94,7 +94,10 @@ pub(crate) fn shadow_doorbells<P: Pending>(
     io: &[IoQueue<P>],
 ) -> Result<usize> {
     if id.oacs & OACS_DBBUF == 0 {
-        dev_info!(pdev, "no shadow doorbells: the controller does not offer them\n");
+        dev_info!(
+            pdev,
+            "no shadow doorbells: the controller does not offer them\n"
+        );
         return Ok(0);
     }
     let shadow = DoorbellBuffer::new(pdev.as_ref(), need_event)?;
@@ -111,11 +114,7 @@ pub(crate) fn shadow_doorbells<P: Pending>(
     for q in io {
         q.queue.use_shadow(&shadow);
     }
-    dev_info!(
-        pdev,
-        "shadow doorbells on for {} I/O queues\n",
-        io.len()
-    );
+    dev_info!(pdev, "shadow doorbells on for {} I/O queues\n", io.len());
     Ok(io.len())
 }
 // ANCHOR_END: shadow_doorbells
@@ -155,7 +154,7 @@ impl Speedups for SpeedDisk {
     const SGL_ENTRIES: usize = FullDisk::SGL_ENTRIES;
     const BOUNCE_SIZE: usize = MAX_REQUEST;
     const BATCH: bool = FullDisk::BATCH;
-    const TAG_BUFFER_SIZE: usize = PAGE;
+    const TAG_BYTES: usize = PAGE;
 
     fn map<T: Operations>(
         &self,

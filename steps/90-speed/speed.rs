@@ -25,7 +25,6 @@ use kernel::{
 };
 
 use crate::{
-    event_index::need_event,
     disk::{
         NvmeDisk,
         Speedups,
@@ -35,6 +34,7 @@ use crate::{
         FullDisk,
         MAX_REQUEST, //
     },
+    event_index::need_event,
     io_queues::IoQueue,
     kshim::request,
     nvme::{
@@ -163,7 +163,7 @@ impl Speedups for SpeedDisk {
     const SGL_ENTRIES: usize = FullDisk::SGL_ENTRIES;
     const BOUNCE_SIZE: usize = MAX_REQUEST;
     const BATCH: bool = FullDisk::BATCH;
-    const TAG_BUFFER_SIZE: usize = PAGE;
+    const TAG_BYTES: usize = PAGE;
 
     fn map<T: Operations>(
         &self,

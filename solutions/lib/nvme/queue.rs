@@ -71,13 +71,13 @@ use kernel::{
 };
 
 use super::{
-    doorbell_buffer::DoorbellBuffer,
     command::{
         phase_of,
         Command,
         Completion,
         Status, //
     },
+    doorbell_buffer::DoorbellBuffer,
     registers::Registers,
     ring::{
         CqRing,
