@@ -101,8 +101,8 @@ fi
 # ---- 5. data at the new depth ---------------------------------------------------------------
 hint "the tags' pages and the zero-copy pieces: every request's data where it belongs, at any depth"
 fio_verify "fio randwrite + verify, 4 KiB at QD256 per job (zero copy, through swiotlb)" --bs=4k --iodepth=256
-fio_verify "fio randwrite + verify, 4 KiB to 512 KiB at QD32, buffers 512 bytes into a page, fdatasync every 8 writes" \
-	--bsrange=4k-512k --iodepth=32 --iomem_align=512 --fdatasync=8
+fio_verify "fio randwrite + verify, 4 KiB to 512 KiB at QD16, buffers 512 bytes into a page, fdatasync every 8 writes" \
+	--bsrange=4k-512k --iodepth=16 --iomem_align=512 --fdatasync=8
 hint "the driver counts each queue's doorbell register writes and the values the shadow alone carried (QueuePair::doorbell_writes)"
 mark
 echo "$D0" >"$DRV/unbind"
