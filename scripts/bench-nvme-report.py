@@ -579,11 +579,11 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
                      "(medians).")
     if dmesg:
         notes.append(f"The guest's kernel log had {len(dmesg)} line(s) that look like trouble "
-                     f"(see `build/bench/nvme-samples.txt`), e.g. `{dmesg[0].strip()[:120]}`.")
+                     f"(see the raw samples, `nvme-samples.txt` in `scripts/bench-nvme.sh`'s output folder), e.g. `{dmesg[0].strip()[:120]}`.")
     # 4096 (O): an out-of-tree module, which rnvme is; anything else is news.
     if taint and taint.isdigit() and int(taint) & ~4096:
         notes.append(f"The guest kernel was tainted (`/proc/sys/kernel/tainted` = {taint}): see the kernel log "
-                     "in `build/bench/nvme-samples.txt`.")
+                     "in the raw samples (`nvme-samples.txt` in `scripts/bench-nvme.sh`'s output folder).")
     s += ["", " ".join(notes), "", "### Why rnvme is slower where it is", "",
           "From the columns above (this part, too, is generated from the measurements):", "",
           why(res, dbbuf, traced, oacs, queue, binds, code), "", END]
