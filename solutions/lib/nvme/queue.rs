@@ -142,8 +142,10 @@ pub(super) enum Slot<P> {
     /// queue is dropped) ends it too.
     Abandoned,
     /// A block request's command, submitted by `issue` (the identifier is
-    /// the request's tag) at the given time; nobody sleeps on it.
-    Request(P, Instant<Monotonic>),
+    /// the request's tag) at the given time; nobody sleeps on it. (`None`:
+    /// not read at submission, see [`QueuePair::stamp_lazily`]; the
+    /// watchdog stamps it when it first sees it.)
+    Request(P, Option<Instant<Monotonic>>),
     /// Its completion came; the handler finishes it (`take_finished`).
     Finished(Completion, P),
 }
@@ -178,6 +180,9 @@ pub(super) struct Rings<P> {
     /// Set before the queue pair is deleted: its doorbells are not rung
     /// any more (see [`QueuePair::close_doorbells`]).
     doorbells_closed: bool,
+    /// Whether `issue` reads the clock for each request (else the
+    /// watchdog stamps it: [`QueuePair::stamp_lazily`]).
+    stamp_at_issue: bool,
     /// The shadow doorbells, once the controller was told of them (only
     /// I/O queues: see [`QueuePair::use_shadow`]).
     shadow: Option<Arc<DoorbellBuffer>>,
@@ -315,6 +320,7 @@ impl<P: Pending> QueuePair<P> {
             dead: false,
             unrung: false,
             doorbells_closed: false,
+            stamp_at_issue: true,
             shadow: None,
             mmio_doorbells: Cell::new(0),
             shadow_only: Cell::new(0),
@@ -360,6 +366,17 @@ impl<P: Pending> QueuePair<P> {
         self.rings.lock().shadow = Some(shadow.clone());
     }
     // ANCHOR_END: use_shadow
+
+    // ANCHOR: stamp_lazily
+    /// From now on `issue` does not read the clock (the speed stage): the
+    /// watchdog stamps a request the first time it looks
+    /// (`oldest_request`), so a request's age is counted from at most one
+    /// of the watchdog's periods after it was submitted, and a request that
+    /// never completes is aborted that much later.
+    pub(crate) fn stamp_lazily(&self) {
+        self.rings.lock().stamp_at_issue = false;
+    }
+    // ANCHOR_END: stamp_lazily
 
     /// Doorbell register writes so far, and new doorbell values that only
     /// the shadow doorbells carried.
@@ -565,11 +582,12 @@ impl<P: Pending> QueuePair<P> {
             return Err((e, request));
         }
         rings.unrung = !ring;
+        let since = rings.stamp_at_issue.then(Instant::now);
         // The completion may come as soon as the doorbell rang, but the
         // handler takes the lock first, which we hold until the slot says
         // whose it is.
         if let Some(slot) = rings.slot(tag) {
-            *slot = Slot::Request(request, Instant::now());
+            *slot = Slot::Request(request, since);
         }
         Ok(())
     }
@@ -628,11 +646,12 @@ impl<P: Pending> QueuePair<P> {
     /// The identifier of the block request in flight the longest, and for
     /// how long it has been.
     pub(crate) fn oldest_request(&self) -> Option<(u16, Delta)> {
-        let rings = self.rings.lock();
+        let mut rings = self.rings.lock();
+        let now = Instant::now();
         let mut oldest: Option<(u16, Delta)> = None;
-        for (cid, slot) in rings.slots.iter().enumerate() {
+        for (cid, slot) in rings.slots.iter_mut().enumerate() {
             if let Slot::Request(_, since) = slot {
-                let age = since.elapsed();
+                let age = now - *since.get_or_insert(now);
                 if oldest.is_none_or(|(_, a)| age > a) {
                     oldest = Some((u16::try_from(cid).ok()?, age));
                 }
