@@ -203,7 +203,7 @@ impl pci::Driver for RNvmeDriver {
             // queue (their tags); passthrough commands the ones above.
             for q in io.iter() {
                 q.queue.reserve_tags(depth - 1);
-                // New: no clock read per request.
+                // New, to measure: no clock read per request.
                 if module_parameters::lazy_stamps.value() != 0 {
                     q.queue.stamp_lazily();
                 }
@@ -323,8 +323,8 @@ kernel::prelude::module! {
             description: "The most entries of an I/O queue (2..=1024; the controller may take fewer): 32 is stage 20's depth",
         },
         lazy_stamps: u32 {
-            default: 1,
-            description: "1: the watchdog stamps a request when it first sees it; 0: each request reads the clock when it is submitted (as stage 20)",
+            default: 0,
+            description: "1: the watchdog stamps a request when it first sees it (not measured yet); 0: each request reads the clock when it is submitted (as stage 20)",
         },
         shadow_doorbells: u32 {
             default: 1,
