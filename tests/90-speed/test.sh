@@ -6,7 +6,7 @@
 # through swiotlb: I/O queues of 1024 entries and 1023 tags, more than 31
 # requests really in flight; shadow doorbells configured, and in use (QEMU's
 # trace counts the SQ doorbell register writes at QD32, and the driver its
-# own); reads one at a time on an idle controller (where a doorbell lost to
+# own, and the two agree); reads one at a time on an idle controller (where a doorbell lost to
 # a wrong event index hangs); fio verify at the new depth, zero copy and
 # through the bounce pool (zero_copy=0). No splat, no leak.
 . "$(dirname "$0")/../lib.sh"
@@ -19,14 +19,15 @@ TREE=${1:-solutions}
 # gives the controller up after this long (the default is 30 s).
 TIMEOUT_MS=5000
 
-# sq_doorbells FROM TO: the SQ tail doorbell register writes of the I/O
-# queues in QEMU's trace lines FROM+1 to TO.
-sq_doorbells() {
-	sed -n "$(($1 + 1)),$2p" "$RKW_NVME_TRACE" 2>/dev/null | grep -cE "pci_nvme_mmio_doorbell_sq sqid [1-9]"
+# io_doorbells FROM TO: the doorbell register writes (SQ tails and CQ
+# heads) of the I/O queues in QEMU's trace lines FROM+1 to TO.
+io_doorbells() {
+	sed -n "$(($1 + 1)),$2p" "$RKW_NVME_TRACE" 2>/dev/null | grep -cE "pci_nvme_mmio_doorbell_(sq sqid|cq cqid) [1-9]"
 }
 
 bind_only "$D0"
 mark
+tload=$(nvme_trace_lines)
 load io_timeout_ms=$TIMEOUT_MS || { finish; exit; }
 DISK=$(disk_of "$D0")
 DEV=/dev/$DISK
@@ -89,13 +90,11 @@ fi
 # ---- 5. the shadow doorbells in use --------------------------------------------------------
 # Random reads at QD128 on each vCPU's queue: the SQ doorbell register
 # writes against the I/Os.
-t0=$(nvme_trace_lines)
 n0=$(ios_done "$DISK")
 out=$(fio --name=shadow --filename="$DEV" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=128 \
 	--numjobs="$CPUS" --cpus_allowed=0-$((CPUS - 1)) --cpus_allowed_policy=split --size=16M \
 	--time_based --runtime=4 --group_reporting 2>&1)
 rc=$?
-t1=$(nvme_trace_lines)
 n1=$(ios_done "$DISK")
 ios=$((n1 - n0))
 if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
@@ -103,29 +102,34 @@ if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
 else
 	fail "fio randread at QD128 on each of $CPUS vCPUs" "fio exited with $rc" "$(tail -5 <<<"$out")" "$(excerpt 10)"
 fi
-hint "QueuePair::use_shadow on every I/O queue; DoorbellBuffer::update asks need_event, and the register is written only if it says so"
-sq=$(sq_doorbells "$t0" "$t1")
-if [ "$ios" -gt 0 ] && [ $((sq * 2)) -lt "$ios" ]; then
-	pass "fewer SQ doorbell register writes than half the I/Os ($sq for $ios; stage 20: one per I/O)"
-else
-	fail "fewer SQ doorbell register writes than half the I/Os (stage 20: one per I/O)" \
-		"QEMU traced $sq SQ tail doorbell writes for $ios I/Os"
-fi
 
 # ---- 6. data at the new depth ---------------------------------------------------------------
 hint "the tags' pages and the zero-copy pieces: every request's data where it belongs, at any depth"
 fio_verify "fio randwrite + verify, 4 KiB at QD256 per job (zero copy, through swiotlb)" --bs=4k --iodepth=256
 fio_verify "fio randwrite + verify, 4 KiB to 512 KiB at QD16, buffers 512 bytes into a page, fdatasync every 8 writes" \
 	--bsrange=4k-512k --iodepth=16 --iomem_align=512 --fdatasync=8
-hint "the driver counts each queue's doorbell register writes and the values the shadow alone carried (QueuePair::doorbell_writes)"
+# The driver counts, for each queue, the values it wrote to a register and
+# those the shadow alone carried. Whether the controller still needed a
+# register write depends on how far it had read, so on the machine's speed
+# (a debug kernel's slow CPU lets QEMU catch up between two requests): the
+# test asks only that some values went by the shadow alone, and that the
+# driver's count of register writes is QEMU's, so its count can be trusted.
+hint "QueuePair::use_shadow on every I/O queue; DoorbellBuffer::update asks need_event, and the register is written only if it says so"
 mark
 echo "$D0" >"$DRV/unbind"
 read -r mmio shadow < <(dmesg_since_mark | sed -nE 's/^rnvme .*: queue [0-9]+: ([0-9]+) doorbell register writes, ([0-9]+) new values by the shadow doorbells alone/\1 \2/p' |
 	awk '{ m += $1; s += $2 } END { print m + 0, s + 0 }')
+traced=$(io_doorbells "$tload" "$(nvme_trace_lines)")
 if [ "${shadow:-0}" -gt 0 ]; then
-	pass "the driver's count: $shadow new doorbell values by the shadow alone, $mmio register writes"
+	pass "new doorbell values carried by the shadow alone, no register write ($shadow; $mmio register writes; stage 20: none)"
 else
-	fail "the driver's count: new doorbell values by the shadow alone" "register writes: ${mmio:-?}, by the shadow alone: ${shadow:-?}" "$(excerpt)"
+	fail "new doorbell values carried by the shadow alone, no register write (stage 20: none)" \
+		"the driver's count: register writes ${mmio:-?}, by the shadow alone ${shadow:-?}" "$(excerpt)"
+fi
+if [ "${mmio:-0}" -gt 0 ] && [ "$mmio" = "$traced" ]; then
+	pass "the driver's count of doorbell register writes is QEMU's ($mmio)"
+else
+	fail "the driver's count of doorbell register writes is QEMU's" "the driver: ${mmio:-?}; QEMU's trace: $traced"
 fi
 unload
 
