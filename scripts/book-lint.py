@@ -28,6 +28,9 @@ solutions/**/*.rs, and reports as `file:line: what is wrong`:
            the workshop's own output (starting with `==> `, `ok `, `FAIL `,
            `✓` or `✗`) typed into the page: such output must be captured by
            scripts/transcripts.sh and included from book/src/transcripts/.
+  solved   a captured `make check` of a finished stage
+           (transcripts/check-NN-solutions.txt) that does not end in
+           "N passed, 0 failed": the book would show a solution failing.
   insmod   a comment of steps/ or solutions/ that tells you to
            `insmod NAME.ko`: the VM's shell starts in the repository, where
            the module is build/modules-fast/TREE/NN-name/NAME.ko.
@@ -491,8 +494,21 @@ class Lint:
                 self.report(path, n, f"`insmod {m.group(1)}`: the VM's shell starts in the repository; "
                             f"name the module as build/modules-fast/steps/NN-name/{m.group(1)}")
 
+    def lint_solved_transcript(self, path):
+        """A finished stage's captured check must end with nothing failed."""
+        with open(path, encoding="utf-8") as f:
+            totals = [(n, m) for n, l in enumerate(f, 1)
+                      if (m := re.fullmatch(r"\d+ passed, (\d+) failed", l.strip()))]
+        if not totals:
+            self.report(path, 1, "a solution's captured check with no \"N passed, N failed\" line: recapture it (scripts/transcripts.sh)")
+        elif int(totals[-1][1].group(1)) != 0:
+            n, m = totals[-1]
+            self.report(path, n, f"a solution's captured check shows failures ({m.group(0)}): recapture it (scripts/transcripts.sh)")
+
     def run(self):
         book = os.path.join(self.root, "book", "src")
+        for tr in sorted(glob.glob(os.path.join(book, "transcripts", "check-*-solutions.txt"))):
+            self.lint_solved_transcript(tr)
         for md in sorted(glob.glob(os.path.join(book, "**", "*.md"), recursive=True)):
             self.lint_markdown(md, True)
         readme = os.path.join(self.root, "README.md")

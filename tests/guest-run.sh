@@ -31,8 +31,9 @@ stamp() {
 	done
 }
 
-# kmemleak: one scan at the end of the boot, not one per tree (a scan takes
-# 20-40 s on the debug kernel under TCG). Each tree that checks for leaks
+# kmemleak: one check at the end of the boot, not one per tree (its two
+# scans, kmemleak_scan in health.sh, take 20-40 s each on the debug kernel
+# under TCG). Each tree that checks for leaks
 # (KMEMLEAK=yes) records its module and when it ran (before its
 # test and after its rmmod, in jiffies); the tests leave the check to us
 # (RKW_KMEMLEAK_LATER), and leaks_report below gives each tree the
@@ -40,7 +41,7 @@ stamp() {
 export RKW_KMEMLEAK_LATER=""
 if kmemleak_on; then
 	RKW_KMEMLEAK_LATER=1
-	echo clear >"$KMEMLEAK_FILE"
+	kmemleak_quiet
 fi
 LEAK_TREES=() # "STAGE TREE MODULE BEGIN END" (jiffies)
 # jiffies_now: the kernel's jiffies, as kmemleak's reports give each
@@ -55,9 +56,10 @@ jiffies_now() { awk '$1 == "jiffies" { print $3; exit }' /sys/kernel/debug/sched
 leaks_report() {
 	[ ${#LEAK_TREES[@]} -gt 0 ] || return 0
 	local report i=0 entry stage tree module begin end ours
+	local began=$SECONDS
 	report=$(kmemleak_scan)
 	echo "KTAP version 1"
-	echo "# kmemleak, one scan for the boot"
+	echo "# kmemleak: the boot's scans took $((SECONDS - began)) s"
 	echo "1..${#LEAK_TREES[@]}"
 	for entry in "${LEAK_TREES[@]}"; do
 		i=$((i + 1))

@@ -385,11 +385,12 @@ traced_admin_cmds() {
 
 # ---- leaks ---------------------------------------------------------------------
 # Stages with KMEMLEAK=yes in stage.env run in a boot with kmemleak=on
-# (scripts/test.sh). Under guest-run.sh one scan at the end of the boot
-# checks every tree; a test run on its own forgets older reports at its
-# start (clear), and at its end no_leaks has kmemleak scan for objects
-# nothing points at any more and fails on those the module allocated
-# (kmemleak_scan and leaks_of in health.sh).
+# (scripts/test.sh). Under guest-run.sh one check at the end of the boot
+# checks every tree; a test run on its own quiets kmemleak at its start
+# (kmemleak_quiet: older reports forgotten, no automatic scans), and at its
+# end no_leaks has kmemleak scan for objects nothing points at any more
+# and fails on those the module allocated (kmemleak_scan and leaks_of in
+# health.sh).
 no_leaks() {
 	if ! kmemleak_on; then
 		skip "$LEAK_CHECK" \
@@ -410,8 +411,8 @@ no_leaks() {
 # finish: the closing checks of this tree's run, then KTAP's totals line.
 finish() {
 	loaded && rmmod "$MODULE" 2>/dev/null
-	# Under guest-run.sh, one kmemleak scan at the end of the boot checks
-	# every tree (RKW_KMEMLEAK_LATER): a scan takes 20-40 s.
+	# Under guest-run.sh, one kmemleak check at the end of the boot checks
+	# every tree (RKW_KMEMLEAK_LATER): its two scans take 20-40 s each.
 	[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && no_leaks
 	hint "read the first report from its top: the book's debugging chapter shows how"
 	kernel_is_clean
@@ -421,7 +422,7 @@ finish() {
 }
 
 RKW_TRACE_START=$(nvme_trace_lines)
-[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && echo clear >"$KMEMLEAK_FILE"
+[ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && kmemleak_quiet
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg
 mark

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel shim, as far as stage 20 uses it: what the 7.3 `kernel` crate
+//! The kernel shim, as far as stages 20 and 90 use it: what the 7.3 `kernel` crate
 //! lacks, written as safe wrappers whose files name only `kernel::` (and
 //! each other), each with the upstream API that would replace it.
 //!

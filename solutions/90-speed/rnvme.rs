@@ -24,7 +24,9 @@ use kernel::{
     time::Delta, //
 };
 
-// The NVMe library, as far as this stage uses it: `nvme.rs` lists its files.
+// The NVMe library, as far as this stage uses it: stage 19's, unchanged
+// (its `nvme.rs` lists the files).
+#[path = "../../solutions/19-zero-copy/nvme.rs"]
 mod nvme;
 // Stage 10's file, unchanged: how many I/O queues.
 #[path = "../../solutions/10-queue-count/queue_count.rs"]
@@ -35,8 +37,9 @@ mod queue_count;
 #[allow(dead_code)]
 #[path = "../../solutions/11-io-queues/io_queues.rs"]
 mod io_queues;
-// The kernel shim: what 7.3's `kernel` crate lacks, as far as this stage
-// needs it (`kshim.rs` lists its files).
+// The kernel shim, stage 20's, unchanged: what 7.3's `kernel` crate lacks,
+// as far as this stage needs it (`kshim.rs` lists its files).
+#[path = "../../solutions/20-disk-limits/kshim.rs"]
 mod kshim;
 // Stage 13's disk, unchanged: this stage plugs its speedups into it (and
 // does not use stage 13's, `Bounced`).

@@ -71,20 +71,23 @@ else
 fi
 
 # A wait woken again and again by other commands' completions (a second
-# submitter on a workqueue keeps them coming) still ends when its time is
-# up: a wait_for that sleeps the whole timeout again after each wake-up
-# would end only after that submitter stops (8 x WOKEN_MS). A right one
-# ends after WOKEN_MS, later on a busy machine: within 4 x WOKEN_MS.
+# submitter on a workqueue keeps them coming for up to 20 x WOKEN_MS) still
+# ends when its time is up: a wait_for that sleeps the whole timeout again
+# after each wake-up ends only after that submitter stops. The check asks
+# whether the completions were still coming when the wait ended, not how
+# long it took: a loaded machine stretches a right wait to several times
+# WOKEN_MS (1.5 s seen under TCG at load 8), which no time bound separates
+# from a wrong one on every machine.
 WOKEN_MS=300
 mark
 hint "wait_for: each wake-up leaves less time: sleep again only for what is left (Woken { jiffies }), not the whole timeout"
 if load woken_ms=$WOKEN_MS; then
-	read -r waited others < <(dmesg_since_mark | sed -nE "s/.*woken while waiting: an Asynchronous Event Request timed out after ([0-9]+) ms \(of $WOKEN_MS\), while ([0-9]+) other commands completed.*/\1 \2/p" | tail -1)
-	if [ -n "${waited:-}" ] && [ "${others:-0}" -gt 0 ] && [ "$waited" -lt $((4 * WOKEN_MS)) ]; then
-		pass "woken by $others other completions, a $WOKEN_MS ms wait still ends on time (after $waited ms)"
+	read -r waited others coming < <(dmesg_since_mark | sed -nE "s/.*woken while waiting: an Asynchronous Event Request timed out after ([0-9]+) ms \(of $WOKEN_MS\), while ([0-9]+) other commands completed, (and more were coming|after they had stopped).*/\1 \2 \3/p" | tail -1)
+	if [ -n "${waited:-}" ] && [ "${others:-0}" -gt 0 ] && [ "${coming:-}" = "and more were coming" ]; then
+		pass "woken by $others other completions, a $WOKEN_MS ms wait still ends while they keep coming (after $waited ms)"
 	else
-		fail "woken by other completions, a $WOKEN_MS ms wait still ends on time (within $((4 * WOKEN_MS)) ms)" \
-			"waited: ${waited:-no log line} ms, while ${others:-?} other commands completed" "$(excerpt)"
+		fail "woken by other completions, a $WOKEN_MS ms wait still ends while they keep coming" \
+			"waited: ${waited:-no log line} ms, while ${others:-?} other commands completed${coming:+; the wait ended $coming}" "$(excerpt)"
 	fi
 	unload
 fi
