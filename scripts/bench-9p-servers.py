@@ -12,7 +12,7 @@ Python's standard library only.
 
     bench-9p-servers.py report RAW SVG MARKDOWN [TITLE-NOTE]
         RAW holds "SERVER SAMPLE METRIC QUANTITY VALUE" lines
-        (tests/32-9p-users/bench-guest.sh). Prints "9p-..." result lines
+        (tests/33-9p-users/bench-guest.sh). Prints "9p-..." result lines
         (name value unit): each server's medians, the ratios r9p/diod and
         r9p/qemu (median of the per-sample ratios, with min and max); draws
         the ratios into SVG (hand-written: a dot at the median, a whisker
@@ -234,7 +234,7 @@ def svg(s, samples, note):
          'font-family="sans-serif" font-size="13">',
          f'<rect width="{W}" height="{h}" fill="white"/>',
          f'<text x="{W / 2}" y="22" text-anchor="middle" font-size="15" font-weight="bold">'
-         'r9p (stage 32) against diod and QEMU\'s 9p server</text>',
+         'r9p (stage 33) against diod and QEMU\'s 9p server</text>',
          f'<text x="{W / 2}" y="40" text-anchor="middle" font-size="12" fill="#444">'
          f'{escape(note)}</text>',
          f'<text x="{W / 2}" y="56" text-anchor="middle" font-size="12" fill="#444">'

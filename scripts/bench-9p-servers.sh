@@ -1,5 +1,5 @@
 #!/bin/bash
-# make bench, 9P servers: r9p (stage 32) against diod and QEMU's 9p server,
+# make bench, 9P servers: r9p (stage 33) against diod and QEMU's 9p server,
 # through v9fs mounts with the same options (msize=65536, cache=none) in
 # one VM (fast kernel), samples alternating.
 #   scripts/bench-9p-servers.sh [SAMPLES]
@@ -14,7 +14,7 @@ set -uo pipefail
 export RKW_FLAVOUR=fast
 . "$(dirname "$0")/common.sh"
 SAMPLES=${1:-3}
-STAGE=32-9p-users
+STAGE=33-9p-users
 OUT="$REPO/build/bench"
 QDIR="$OUT/9p-fixture"
 RAW="$OUT/9p-servers.txt"

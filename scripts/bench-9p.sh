@@ -1,5 +1,5 @@
 #!/bin/bash
-# Benchmark (not a test): how fast the stage-26 codec decodes a typical
+# Benchmark (not a test): how fast the stage-27 codec decodes a typical
 # client mix, one Twalk for every three Treads, on the host.
 #
 #   scripts/bench-9p.sh [SECONDS]    (default 3)

@@ -1,6 +1,6 @@
 #!/bin/bash
-# Benchmark (not a test): stage 21's blocking echo server (a work item, so a
-# worker thread, per connection) against stage 25's async one (tasks on 2
+# Benchmark (not a test): stage 22's blocking echo server (a work item, so a
+# worker thread, per connection) against stage 26's async one (tasks on 2
 # workers), under the same load, in one VM boot on the fast kernel.
 #
 #   scripts/bench-echo.sh [SECONDS]    (default 10 per run)
@@ -35,11 +35,11 @@ run() { # run NAME PORT CONNS
 }
 # The async server first: idle kworkers live on for minutes, and those the
 # blocking server needs would be counted in the async server's "before".
-insmod $MO/25-async-sockets/rasync.ko port=7008 workers=2
+insmod $MO/26-async-sockets/rasync.ko port=7008 workers=2
 run async 7008 16
 run async 7008 200
 rmmod rasync
-insmod $MO/21-tcp-echo/rtcp.ko port=7007
+insmod $MO/22-tcp-echo/rtcp.ko port=7007
 run blocking 7007 16
 run blocking 7007 200
 rmmod rtcp

@@ -599,7 +599,7 @@ def write_page(page_dir, section):
         # A new page: the intro, the NVMe part, and the 9P part's place (kept
         # from an older page if it has one).
         p9 = ("## 9P servers: r9p against diod and QEMU\n\n"
-              "r9p (stage 30) against diod and QEMU's own 9p server, through v9fs mounts in one VM: "
+              "r9p (stage 31) against diod and QEMU's own 9p server, through v9fs mounts in one VM: "
               "`scripts/bench-9p-servers.sh`, run by `make bench`, writes its results here.\n\n" + P9 + "\n")
         if P9 in old:
             at = old.index(P9)

@@ -1,5 +1,5 @@
 #!/bin/bash
-# Benchmark (not a test): rnvme (the speed stage's, 90-speed, or the stage
+# Benchmark (not a test): rnvme (the speed stage's, 21-speed, or the stage
 # BENCH_NVME_STAGE names) against the kernel's C nvme driver, on the same
 # QEMU NVMe controller, in one VM boot of the fast kernel. The two drivers take turns (sysfs unbind/bind): each round runs
 # every workload once with each, the order swapped every round, so both
@@ -45,7 +45,7 @@ SECS=${2:-${BENCH_SECONDS:-5}}
 PAGE_DIR=${BENCH_PAGE:-$REPO/book/src}
 export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
-STAGE=${BENCH_NVME_STAGE:-90-speed}
+STAGE=${BENCH_NVME_STAGE:-21-speed}
 [ -d "$REPO/solutions/$STAGE" ] || die "no stage $STAGE in solutions/"
 OUT="$REPO/build/bench"
 mkdir -p "$OUT"

@@ -1,9 +1,9 @@
 #!/bin/bash
 # make bench: the speed numbers of the workshop (benchmarks, never tests).
 #   VM boot + power-off under the machine's accelerator, both kernel flavours;
-#   an out-of-tree module build; the 9P codec's decode throughput; stage 21's
-#   blocking echo server against stage 25's async one; the speed stage's NVMe
-#   driver (BENCH_NVME_STAGE, default 90-speed)
+#   an out-of-tree module build; the 9P codec's decode throughput; stage 22's
+#   blocking echo server against stage 26's async one; the speed stage's NVMe
+#   driver (BENCH_NVME_STAGE, default 21-speed)
 #   against the kernel's C driver (BENCH_ROUNDS rounds, default 5).
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
@@ -33,15 +33,15 @@ say "module build (stage 01, solutions)"
 rm -rf "$REPO/build/modules-debug/solutions/01-hello"
 record module-build-01 "$(secs "$REPO/scripts/build-stage.sh" solutions 01)" s
 
-say "9P decode throughput (stage 26 codec, host)"
+say "9P decode throughput (stage 27 codec, host)"
 record p9-decode "$("$REPO/scripts/bench-9p.sh" 3 2>>"$OUT/bench.log" | awk '/^p9-decode-msgs-per-sec/ { print $2 }')" msgs/s
 
-say "echo servers: stage 21 (a thread per connection) vs stage 25 (tasks on 2 workers)"
+say "echo servers: stage 22 (a thread per connection) vs stage 26 (tasks on 2 workers)"
 "$REPO/scripts/bench-echo.sh" 10 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" |
 	awk 'NF == 3 && /^echo-/' >>"$RES" || say "the echo benchmark failed (see ${OUT#"$REPO"/}/bench.log)"
 grep '^echo-' "$RES" || true
 
-say "NVMe: ${BENCH_NVME_STAGE:-90-speed}'s rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds (rewrites book/src/benchmarks.md)"
+say "NVMe: ${BENCH_NVME_STAGE:-21-speed}'s rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds (rewrites book/src/benchmarks.md)"
 if "$REPO/scripts/bench-nvme.sh" "${BENCH_ROUNDS:-5}" >"$OUT/nvme.txt" 2>>"$OUT/bench.log"; then
 	cat "$OUT/nvme.txt" >>"$OUT/bench.log"
 	grep -v '^nvme-' "$OUT/nvme.txt" >&2 # the table: medians, ratios, why
@@ -51,7 +51,7 @@ else
 	say "the NVMe benchmark failed (see ${OUT#"$REPO"/}/bench.log and nvme-samples.txt)"
 fi
 
-say "9P servers: r9p (stage 30) vs diod vs QEMU's 9p, v9fs mounts, alternating samples"
+say "9P servers: r9p (stage 31) vs diod vs QEMU's 9p, v9fs mounts, alternating samples"
 "$REPO/scripts/bench-9p-servers.sh" 3 2>>"$OUT/bench.log" | tee -a "$OUT/bench.log" |
 	awk '/^9p-/ { print $1, $2, $3 }' >>"$RES" || say "the 9P server benchmark failed (see ${OUT#"$REPO"/}/9p-servers.log)"
 grep '^9p-ratio' "$RES" || true

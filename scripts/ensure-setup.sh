@@ -3,9 +3,9 @@
 # missing; say so before any long build starts.
 #   RKW_FLAVOUR     the kernel it boots or builds against (fast or debug)
 #   RKW_NEED        kernel (default): tools + that kernel + the VM;
-#                   host: Debian's Rust only (stage 26's host tests);
+#                   host: Debian's Rust only (stage 27's host tests);
 #                   book: Debian's Rust + mdbook
-#   RKW_STAGE_TOOLS 1: also fio, nvme-cli, diod (stages 04-32, make test)
+#   RKW_STAGE_TOOLS 1: also fio, nvme-cli, diod (stages 04-33, make test)
 #   RKW_NEED_BOOK   1: also mdbook (make test checks the book)
 #   RKW_WHY         the command, for the announcement ("make check")
 #   RKW_STEP        the stage it is for, if one: a host-only stage (VM=no in

@@ -3,8 +3,8 @@
 #
 #   scripts/fuzz-live.sh [MESSAGES] [SEED]
 #
-# Builds stage 30's solution for the debug kernel (KASAN, lockdep, kmemleak
-# on), boots it and runs tests/30-9p-limits/test.sh with its fuzzer
+# Builds stage 31's solution for the debug kernel (KASAN, lockdep, kmemleak
+# on), boots it and runs tests/31-9p-limits/test.sh with its fuzzer
 # sending MESSAGES (default 100000) malformed and semi-valid messages, seed
 # SEED (default 16), instead of make test's short run. Every other check of
 # the stage runs too: after the fuzzer the server must still serve 64
@@ -19,7 +19,7 @@ set -uo pipefail
 COUNT=${1:-100000}
 SEED=${2:-16}
 [[ "$COUNT" =~ ^[0-9]+$ ]] && [[ "$SEED" =~ ^[0-9]+$ ]] || die "usage: scripts/fuzz-live.sh [MESSAGES] [SEED]"
-STAGE=30-9p-limits
+STAGE=31-9p-limits
 LOGS="$REPO/build/fuzz"
 mkdir -p "$LOGS"
 LOG="$LOGS/live-vm.log"

@@ -1,6 +1,6 @@
 #!/bin/bash
 # make fuzz [FUZZ_SECONDS=300]: fuzz the 9P2000.L decoder for a bounded time,
-# then the live server (scripts/fuzz-live.sh: stage 30 in the VM, 100,000
+# then the live server (scripts/fuzz-live.sh: stage 31 in the VM, 100,000
 # messages; FUZZ_LIVE=0 skips it).
 #
 #   scripts/fuzz.sh [SECONDS]
@@ -112,7 +112,7 @@ for target in "${TARGETS[@]}"; do
 	SUMMARY+=("$line")
 done
 
-# The live target: stage 30's server, running in the VM on the debug
+# The live target: stage 31's server, running in the VM on the debug
 # kernel, fuzzed over TCP (FUZZ_LIVE=0 skips it; FUZZ_LIVE_MESSAGES sets
 # its length, 100000 by default).
 LIVE=0

@@ -45,7 +45,7 @@ the declaring file when that file is the crate root or was itself reached by
 `#[path]`, `x.rs` (or `x/mod.rs`) is looked up in that same folder. The C
 files of the Kbuild's object list and the `*.c`/`*.h` files of the folder
 are the module's files too. A file is known by its module path as the stage
-sees it (`owned_queue.rs` for `#[path = ".../22-executor/queue.rs"] mod
+sees it (`owned_queue.rs` for `#[path = ".../23-executor/queue.rs"] mod
 owned_queue;`, `p9/dirent.rs`); the crate root by the module's name.
 
 The previous stage MM ("the stage this one started from"), decided from the

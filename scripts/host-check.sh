@@ -18,7 +18,7 @@ HOST_PROGRAMS=(
 	awk:mawk sed:sed grep:grep find:findutils ps:procps cmp:diffutils diff:diffutils
 	# the NVMe and 9P stages (not needed, so not checked, when setup.sh
 	# runs with RKW_SETUP_STAGE_TOOLS=0: a first `make run STEP=01`);
-	# stages 13, 18 and 29 make and check an ext4 file system on a disk
+	# stages 13, 18 and 30 make and check an ext4 file system on a disk
 	fio:fio nvme:nvme-cli diod:diod mkfs.ext4:e2fsprogs e2fsck:e2fsprogs
 )
 STAGE_PROGRAMS=" fio nvme diod mkfs.ext4 e2fsck "

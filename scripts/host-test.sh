@@ -7,7 +7,7 @@
 #
 # --tree picks the tree the tests are built from (default solutions; the
 #   RKW_TREE variable of tests/host/stages/build.rs).
-# --filter runs only the tests whose name contains NAME (e.g. p9: stage 26).
+# --filter runs only the tests whose name contains NAME (e.g. p9: stage 27).
 #
 # Prints one line per test (trybuild's compile-fail cases included), then
 # "N passed, N failed"; exits 1 if any test failed or the tests did not build.

@@ -16,7 +16,7 @@
 # It only reads files and asks git: no build, no VM, under a second. With
 # --build it also compiles every stage you changed since its last check
 # (on the fast kernel, if it is built), and runs the host-only stages'
-# tests (stage 26: about a minute), recording their result like make check.
+# tests (stage 27: about a minute), recording their result like make check.
 # It ends with "next: make check STEP=NN": the first stage not passed, in
 # track order (the first steps, then the NVMe track and the 9P track, both
 # named while both are open: a stage's track is the part of the book,

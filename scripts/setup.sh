@@ -56,7 +56,7 @@ one. Point them at a current Debian mirror, e.g. this line in /etc/apt/sources.l
 
 # ---- 1. Debian packages ------------------------------------------------------
 # In groups, so that each command installs only what it uses (RKW_SETUP_ONLY,
-# RKW_SETUP_STAGE_TOOLS below): `make book` and the host-only stage 26 need
+# RKW_SETUP_STAGE_TOOLS below): `make book` and the host-only stage 27 need
 # no kernel and no VM; stage 01 needs no fio.
 DEB_RUST=(
 	rustc-web rust-web-src cargo-web # the kernel's Rust compiler + core source
@@ -73,7 +73,7 @@ DEB_KERNEL=(
 DEB_BROWSER=(chromium) # scripts/book-browser-check.py: the book in a headless browser (make test)
 DEB_STAGE_TOOLS=(
 	fio nvme-cli diod # tools of the NVMe and 9P stages (04-25)
-	e2fsprogs         # mkfs.ext4, e2fsck (stages 13, 18, 29): not in a minimal Debian 13
+	e2fsprogs         # mkfs.ext4, e2fsck (stages 13, 18, 30): not in a minimal Debian 13
 	g++ git           # fuzzing
 	zstd              # make kit / make kit-install
 )
@@ -269,7 +269,7 @@ if [ "${RKW_SETUP_UNTIL:-}" = packages ]; then
 fi
 timed "crates.io tools" crate_tools
 if [ -n "${RKW_SETUP_ONLY:-}" ]; then
-	# host: Debian's Rust for the host tests (stage 26); book: + mdbook.
+	# host: Debian's Rust for the host tests (stage 27); book: + mdbook.
 	say "setup ($RKW_SETUP_ONLY only) done in $(($(date +%s) - T_ALL)) s"
 	exit 0
 fi

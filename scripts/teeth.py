@@ -612,19 +612,19 @@ def after_vm(stage, keep, log):
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
-# that changes one of those files. Stages 06, 15, 26 and 31 have no other
+# that changes one of those files. Stages 06, 15, 27 and 32 have no other
 # test; stage 12's after-vm.sh runs its prp tests (on the solution: see
 # run_vm); the others are core-only files whose rules the host tests check
 # one by one (the VM test only samples them): 02's parameter checks, 04's
 # register fields.
 HOST_TESTS = {
-    "26-9p-protocol": ("p9", None),
+    "27-9p-protocol": ("p9", None),
     "02-params": ("params_", {"config.rs"}),
     "04-pci-probe": ("nvme_", {"cap.rs"}),
     "06-nvme-rings": ("nvme_ring", None),
     "12-prp-lists": ("nvme_prp", {"prp.rs"}),
     "15-passthru-check": ("nvme_passthru", None),
-    "31-9p-passwd": ("r9p_", None),
+    "32-9p-passwd": ("r9p_", None),
 }
 
 

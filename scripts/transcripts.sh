@@ -16,15 +16,15 @@
 #                      a skeleton's #[path]s into ../../solutions/ still work)
 #   run-13-goal        make run STEP=13 FROM=solutions with the session of
 #                      chapter 13's goal: the disks, lsblk, the pattern, ext4
-#   run-22-goal        make run STEP=22 FROM=solutions with the session of
-#                      chapter 22's goal: 10000 tasks, rmmod
 #   run-23-goal        make run STEP=23 FROM=solutions with the session of
-#                      chapter 23's goal: 16 sleepers, rmmod of 1000 sleeping
+#                      chapter 23's goal: 10000 tasks, rmmod
 #   run-24-goal        make run STEP=24 FROM=solutions with the session of
-#                      chapter 24's goal: greeted clients, 256 held, rmmod
-#                      with 64 held
+#                      chapter 24's goal: 16 sleepers, rmmod of 1000 sleeping
 #   run-25-goal        make run STEP=25 FROM=solutions with the session of
-#                      chapter 25's goal: clients, and rmmod under load
+#                      chapter 25's goal: greeted clients, 256 held, rmmod
+#                      with 64 held
+#   run-26-goal        make run STEP=26 FROM=solutions with the session of
+#                      chapter 26's goal: clients, and rmmod under load
 #   test-01            RKW_FLAVOUR=fast make test STEP=01
 #   setup-again        make setup when everything is done (seconds; it still
 #                      asks Debian for the newest kernel source, as CI does)
@@ -43,10 +43,10 @@
 # path becomes the checkout's. Times (dmesg stamps, seconds) are the run's.
 #
 # The default set is every transcript the book includes. Boots: run-01-*,
-# run-13-goal, run-22-goal, run-23-goal, run-24-goal, run-25-goal, check-NN-* and test-01 one each, all on the fast kernel
-# (stage 26's check runs host tests only, no VM). Under TCG on 2 cores,
+# run-13-goal, run-23-goal, run-24-goal, run-25-goal, run-26-goal, check-NN-* and test-01 one each, all on the fast kernel
+# (stage 27's check runs host tests only, no VM). Under TCG on 2 cores,
 # with another VM running, a check took 30-80 s, check-13 and check-19
-# about 110 s, check-30 140 s and check-27 190 s. Re-run this after
+# about 110 s, check-31 140 s and check-28 190 s. Re-run this after
 # changing what run.sh, test.sh, vm.sh, setup.sh or a tests/NN-* print.
 # The header's time is the whole command's (build and boot included).
 set -euo pipefail
@@ -60,7 +60,7 @@ for d in "$REPO"/tests/[0-9][0-9]-*/; do
 	n=$(basename "$d") n=${n%%-*}
 	[ "$n" = 01 ] || ALL+=("check-$n-solutions")
 done
-ALL+=(check-19-steps check-24-steps check-25-steps check-26-steps check-27-steps run-13-goal run-22-goal run-23-goal run-24-goal run-25-goal)
+ALL+=(check-19-steps check-25-steps check-26-steps check-27-steps check-28-steps run-13-goal run-23-goal run-24-goal run-25-goal run-26-goal)
 NAMES=("$@")
 [ ${#NAMES[@]} -gt 0 ] || NAMES=("${ALL[@]}")
 
@@ -145,43 +145,43 @@ for name in "${NAMES[@]}"; do
 		n=${name#check-}; n=${n%-solutions}; stage_name "$n" >/dev/null
 		solved "$n" && capture "$name" "$SOLVED" make check STEP=$n FAST=1 ;;
 	run-13-goal)
-		# Traced as run-24-goal. (No double quotes in CMD: make passes it
+		# Traced as run-25-goal. (No double quotes in CMD: make passes it
 		# on inside double quotes.)
 		pristine && capture "$name" "$PRISTINE" make run STEP=13 FROM=solutions \
 			"CMD='set -x; dmesg -t | grep -e serial -e disk.rnvme; lsblk -o NAME,SIZE,LOG-SEC,ROTA /dev/rnvme0n1 /dev/rnvme1n1 /dev/rnvme2n1; dd if=/dev/rnvme0n1 bs=512 count=1 iflag=direct status=none | head -c 64; echo; mkfs.ext4 -q -F -E nodiscard /dev/rnvme0n1 && mkdir -p /tmp/m && mount /dev/rnvme0n1 /tmp/m && df -h /tmp/m; umount /tmp/m; rmmod rnvme; dmesg -t | grep 0a.0 | tail -n 5'"
 		;;
-	run-22-goal)
-		# Traced as run-24-goal; each workload's kernel log (without time
-		# stamps) once it is done, then rmmod's.
-		m=build/modules-fast/solutions/22-executor/rexec.ko
-		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
-		pristine && capture "$name" "$PRISTINE" make run STEP=22 FROM=solutions \
-			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t'"
-		;;
 	run-23-goal)
-		# As run-22-goal: the sleepers' log once they are done, then
-		# rmmod's, then rmmod of 1000 tasks that sleep, timed.
-		m=build/modules-fast/solutions/23-sleep/rsleep.ko
+		# Traced as run-25-goal; each workload's kernel log (without time
+		# stamps) once it is done, then rmmod's.
+		m=build/modules-fast/solutions/23-executor/rexec.ko
 		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
 		pristine && capture "$name" "$PRISTINE" make run STEP=23 FROM=solutions \
-			"CMD='set -x; rmmod rsleep; dmesg -C; insmod $m sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rsleep; dmesg -t; dmesg -C; insmod $m sleepers=0 pending=1000; time rmmod rsleep; dmesg -t'"
+			"CMD='set -x; rmmod rexec; dmesg -C; insmod $m tasks=10000; $w tasks.done; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rexec; dmesg -t'"
 		;;
 	run-24-goal)
+		# As run-23-goal: the sleepers' log once they are done, then
+		# rmmod's, then rmmod of 1000 tasks that sleep, timed.
+		m=build/modules-fast/solutions/24-sleep/rsleep.ko
+		w='{ set +x; } 2>/dev/null; until dmesg | grep -q -e failed -e'
+		pristine && capture "$name" "$PRISTINE" make run STEP=24 FROM=solutions \
+			"CMD='set -x; rmmod rsleep; dmesg -C; insmod $m sleepers=16 workers=1; $w sleepers.woke; do sleep 0.2; done; set -x; dmesg -t; dmesg -C; rmmod rsleep; dmesg -t; dmesg -C; insmod $m sleepers=0 pending=1000; time rmmod rsleep; dmesg -t'"
+		;;
+	run-25-goal)
 		# The commands are traced (set -x: "+ command" lines, on stderr).
 		# make run loaded rgreet with 4 workers: the goal has 2. The held
 		# clients run in the background, rmmod cancels them once they are
 		# greeted (the client prints "ready").
 		c=tests/async_clients.py
-		pristine && capture "$name" "$PRISTINE" make run STEP=24 FROM=solutions \
-			"CMD='set -x; rmmod rgreet; insmod build/modules-fast/solutions/24-reactor/rgreet.ko workers=2; dmesg | tail -n 1; python3 $c greet 7008; python3 $c hold 7008 256; python3 $c held 7008 64 >/tmp/held & { set +x; } 2>/dev/null; until grep -q ready /tmp/held; do sleep 0.1; done; set -x; time rmmod rgreet; dmesg | tail -n 1; wait; cat /tmp/held'"
+		pristine && capture "$name" "$PRISTINE" make run STEP=25 FROM=solutions \
+			"CMD='set -x; rmmod rgreet; insmod build/modules-fast/solutions/25-reactor/rgreet.ko workers=2; dmesg | tail -n 1; python3 $c greet 7008; python3 $c hold 7008 256; python3 $c held 7008 64 >/tmp/held & { set +x; } 2>/dev/null; until grep -q ready /tmp/held; do sleep 0.1; done; set -x; time rmmod rgreet; dmesg | tail -n 1; wait; cat /tmp/held'"
 		;;
-	run-25-goal)
-		# Traced as run-24-goal. make run loaded rasync with 4 workers:
+	run-26-goal)
+		# Traced as run-25-goal. make run loaded rasync with 4 workers:
 		# the goal has 2. The clients' load runs in the background, rmmod
 		# cancels it once its connections are open (it prints "ready").
 		c=tests/async_clients.py
-		pristine && capture "$name" "$PRISTINE" make run STEP=25 FROM=solutions \
-			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/25-async-sockets/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
+		pristine && capture "$name" "$PRISTINE" make run STEP=26 FROM=solutions \
+			"CMD='set -x; rmmod rasync; insmod build/modules-fast/solutions/26-async-sockets/rasync.ko workers=2; dmesg | tail -n 1; python3 $c ping 7008; python3 $c many 7008 256 20; python3 $c load 7008 64 60 >/tmp/load & { set +x; } 2>/dev/null; until grep -q ready /tmp/load; do sleep 0.1; done; set -x; time rmmod rasync; dmesg | tail -n 1; wait; cat /tmp/load'"
 		;;
 	test-01) pristine && capture "$name" "$PRISTINE" RKW_FLAVOUR=fast make test STEP=01 ;;
 	setup-again)

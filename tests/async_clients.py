@@ -1,10 +1,10 @@
 #!/usr/bin/python3
-"""Many concurrent clients for stage 24's greeter and stage 25's async echo
+"""Many concurrent clients for stage 25's greeter and stage 26's async echo
 server (run in the VM by their test.sh, and by scripts/bench-echo.sh). One
 thread, asyncio.
 
 Usage: async_clients.py COMMAND PORT [ARGS]
-Stage 24's greeter (it sends one line, then waits for the client):
+Stage 25's greeter (it sends one line, then waits for the client):
   greet PORT                  the greeting arrives (10 s timeout)
   silent PORT                 greeted, then silent: the connection stays open
                               for a second
@@ -16,7 +16,7 @@ Stage 24's greeter (it sends one line, then waits for the client):
                               and sees the server close it
   held PORT CONNS             CONNS connections greeted (prints "ready"), then
                               each waits for the server to close it (rmmod)
-Stage 25's echo server:
+Stage 26's echo server:
   ping PORT                   one short echo, 10 s timeout (is anybody there?)
   many PORT CONNS ROUNDS      CONNS connections open at once; each sends ROUNDS
                               messages of random sizes and checks every echo

@@ -1,4 +1,4 @@
-# Helpers of the last NVMe stages' tests (16 to 20: the nvme-cli nodes,
+# Helpers of the last NVMe stages' tests (16 to 21: the nvme-cli nodes,
 # timeouts, removal, zero copy), sourced after lib.sh, nvme-lib.sh and
 # qmp.sh. They share one boot (BOOT=nvme-production in their stage.env):
 # two controllers, rkw-d0 (QEMU's defaults) and rkw-slow (every I/O takes

@@ -1,4 +1,4 @@
-# The 9P stages' test library (stages 27 to 29 source it, after lib.sh and
+# The 9P stages' test library (stages 28 to 30 source it, after lib.sh and
 # tcp-lib.sh): the fixture trees, the mounts, and the helpers that compare a
 # mount with its export.
 # shellcheck shell=bash
@@ -9,14 +9,14 @@ W=$(mktemp -d)
 EXPORT=$W/export   # the tree the server exports (tmpfs)
 OUTSIDE=$W/outside # a directory next to it, which must stay out of reach
 MNT=$W/mnt
-EXT4=$W/ext4 # a second export, on ext4 (stage 29)
+EXT4=$W/ext4 # a second export, on ext4 (stage 30)
 mkdir -p "$EXPORT" "$OUTSIDE/dir" "$MNT"
 FIND_FMT='%p %s %m %U %G %T@ %y %l\n'
 # The debug kernel (KASAN, lockdep, kmemleak) runs 5-10 times slower under
 # TCG, where one request over 9P costs 10 ms or more and every process
 # started costs a good part of a second: there the tests mount at one
 # msize (8 KiB, cache=loose) instead of six, with fewer msize-straddling
-# files (the later checks mount at 1 MiB), skip stage 21's port-in-use
+# files (the later checks mount at 1 MiB), skip stage 22's port-in-use
 # check (a Python listener), compare the 2000-entry directory by its names
 # (readdir only) instead of stat'ing every entry at every mount, and leave
 # the 40-level path out of diff (with cache=none, diff's full paths are

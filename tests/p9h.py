@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""Raw 9P2000.L clients for the tests of stages 30 (limits, fuzz, clients)
+"""Raw 9P2000.L clients for the tests of stages 31 (limits, fuzz, clients)
 and 23 (access): what a mount never does.
 
 Usage:
@@ -19,7 +19,7 @@ Usage:
 
 Each check prints "ok WHAT" or "not-ok WHAT" (with "# DETAIL" lines after a
 failure); test.sh turns them into results. The connection code is
-tests/p9raw.py, the raw client of stages 27 to 29."""
+tests/p9raw.py, the raw client of stages 28 to 30."""
 
 import os
 import random
@@ -31,7 +31,7 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from p9raw import (  # noqa: E402  (the client of stages 27 to 29)
+from p9raw import (  # noqa: E402  (the client of stages 28 to 30)
     Conn, s, NOFID, RLERROR, TVERSION, TAUTH, TATTACH, TFLUSH, TWALK, TLOPEN, TREAD,
     TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS,
 )

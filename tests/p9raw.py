@@ -1,17 +1,17 @@
 #!/usr/bin/env python3
 """A small 9P2000.L client that speaks the raw protocol to the server of
-stages 27 to 29 and checks what a mount never sends.
+stages 28 to 30 and checks what a mount never sends.
 
-Usage: p9raw.py PORT session  (stage 27: requests before Tversion, msize,
+Usage: p9raw.py PORT session  (stage 28: requests before Tversion, msize,
                                Tauth, fids reused, Tflush,
                                unknown and write-like types, a truncated
                                message, a request larger than the first 8
                                KiB, after Tversion raised msize)
-       p9raw.py PORT walks  (stage 28: `..` at the root, names with a `/` or
+       p9raw.py PORT walks  (stage 29: `..` at the root, names with a `/` or
                              a NUL, a symlink opened or walked through, walks
                              from a file, a file read; the export must hold
                              the fixture of tests/p9-lib.sh)
-       p9raw.py PORT readdirs  (stage 29: a directory of 2000 entries listed
+       p9raw.py PORT readdirs  (stage 30: a directory of 2000 entries listed
                                 in small pieces, and a count too small)
        p9raw.py PORT oversized  (a frame whose size field is beyond msize,
                                  or below the 7-byte header: Rlerror EPROTO,
@@ -155,7 +155,7 @@ class Checks:
 
 
 def session():
-    """Stage 27: what a server of the export's root alone must answer."""
+    """Stage 28: what a server of the export's root alone must answer."""
     expect = Checks()
     # Nothing is served before a Tversion is agreed to: the session starts
     # with one.
@@ -218,7 +218,7 @@ def session():
 
 
 def walks():
-    """Stage 28: walking, confined to the export (the fixture of
+    """Stage 29: walking, confined to the export (the fixture of
     tests/p9-lib.sh)."""
     expect = Checks()
     c = Conn(int(sys.argv[1]))
@@ -275,7 +275,7 @@ def walks():
 
 
 def readdirs():
-    """Stage 29: a directory of 2000 entries, read in small pieces and
+    """Stage 30: a directory of 2000 entries, read in small pieces and
     resumed, and a count too small for one entry."""
     expect = Checks()
     c = Conn(int(sys.argv[1]))

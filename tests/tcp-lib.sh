@@ -1,8 +1,8 @@
 # Helpers for the TCP server stages' tests (sourced after lib.sh).
 # shellcheck shell=bash
 
-# Stage 21's user-space clients (echo, abrupt, hold, listen).
-TCP_CLIENT="$(dirname "${BASH_SOURCE[0]}")/21-tcp-echo/tcp_client.py"
+# Stage 22's user-space clients (echo, abrupt, hold, listen).
+TCP_CLIENT="$(dirname "${BASH_SOURCE[0]}")/22-tcp-echo/tcp_client.py"
 
 # port_in_use_refused PORT: while a user-space program listens on PORT,
 # insmod port=PORT must fail with EADDRINUSE. Sets the mark just before the

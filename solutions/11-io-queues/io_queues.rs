@@ -2,7 +2,7 @@
 
 //! I/O queues: creating and deleting them, with a handler each, and a
 //! first real Read and Write through each one; and `start`, as stages 11
-//! to 14 and 16 to 20 start the controller: stage 10's count, then working I/O queues.
+//! to 14 and 16 to 21 start the controller: stage 10's count, then working I/O queues.
 
 use kernel::{
     device::Core,

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The NVMe library, as far as stages 19, 20 and 90 use it: one module tree whose
+//! The NVMe library, as far as stages 19 to 21 use it: one module tree whose
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!

@@ -96,7 +96,7 @@ elif grep -q 'iproute2' <<<"$out"; then
 else
 	notok "host_check fails when ip is missing, and names iproute2" "$out"
 fi
-# mkfs.ext4 and e2fsck (stages 13, 18 and 29) are in e2fsprogs, which a minimal
+# mkfs.ext4 and e2fsck (stages 13, 18 and 30) are in e2fsprogs, which a minimal
 # Debian 13 lacks; they live in /usr/sbin (RKW_SBIN_DIRS empty: PATH alone).
 for c in ip mkfs.ext4; do
 	p=$(command -v "$c" || ls /usr/sbin/"$c" /sbin/"$c" 2>/dev/null | head -1) && ln -sf "$p" "$W/bin/$c"

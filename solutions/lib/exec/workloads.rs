@@ -2,7 +2,7 @@
 
 //! The executor a demo module owns: started in `init`, shut down at unload.
 //!
-//! Stages 22 and 23 load different workloads onto the same executor; what
+//! Stages 23 and 24 load different workloads onto the same executor; what
 //! they share around them (starting it, spawning a workload as a task that
 //! logs its error, shutting it down at `rmmod`) is here, given.
 

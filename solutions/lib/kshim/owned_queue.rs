@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! A workqueue of the module's own (stage 21's `OwnedQueue`, moved to a file
+//! A workqueue of the module's own (stage 22's `OwnedQueue`, moved to a file
 //! of its own and given a limit on concurrent work items).
 //!
 //! Part of the kernel shim (`solutions/lib/kshim/`), from stage 17 on (the
-//! watchdog's queue; stage 22's executor too): it names only `kernel::`.
+//! watchdog's queue; stage 23's executor too): it names only `kernel::`.
 //! TODO: replace with the `kernel` crate's own allocated workqueue once
 //! it has one (7.3's `workqueue` module offers only the system queues and
 //! `Queue::from_raw`).

@@ -9,7 +9,7 @@
 //! refuses one that does not fit). [`string_param!`] builds the same
 //! `kernel_param` the way `module!` builds its integer ones.
 //!
-//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 27 on. TODO:
+//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 28 on. TODO:
 //! replace with `module!`'s own string parameters once `kernel::module_param`
 //! has them (7.3's `ModuleParam` is implemented for the integer types and
 //! `bool` only).

@@ -9,12 +9,12 @@
 //! the types: each value owns one `struct socket`, and dropping it releases
 //! the socket. Errors come back as [`Result`]; nothing here can panic.
 //!
-//! Stage 24 makes every call non-blocking: `try_accept`, `try_recv` and
+//! Stage 25 makes every call non-blocking: `try_accept`, `try_recv` and
 //! `try_send` fail with `EAGAIN` instead of waiting, and [`Socket`] tells
 //! the reactor (`reactor.rs`) what it needs to wait instead: the socket's
 //! wait queue and its readiness mask.
 //!
-//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 24 on. TODO:
+//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 25 on. TODO:
 //! replace with a `kernel::net` socket abstraction once there is one
 //! upstream (7.3's `kernel::net` has PHY drivers and netlink only).
 

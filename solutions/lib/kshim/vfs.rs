@@ -8,7 +8,7 @@
 //! here may sleep: the server makes them from its executor's workers
 //! (process context), never from the reactor's wake callbacks.
 //!
-//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 27 on. TODO:
+//! Part of the kernel shim (`solutions/lib/kshim/`), from stage 28 on. TODO:
 //! replace with the `kernel` crate's own file abstraction once it can open
 //! and walk (7.3's `kernel::fs::File` only wraps a `struct file` a file
 //! descriptor already names: no `file_open_root`, `dentry_open`, `vfs_getattr`

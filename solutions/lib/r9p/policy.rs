@@ -2,14 +2,14 @@
 
 //! What a client may cost the server, and whom its requests act for.
 //!
-//! Stage 27's server trusts its clients: it serves any number of
+//! Stage 28's server trusts its clients: it serves any number of
 //! connections, messages as large as v9fs sends, 65536 fids each, walks as
 //! deep as they like, waits as long as a client likes for the rest of a
 //! frame, and answers every request as the kernel (uid 0, every
-//! capability). Stages 30 and 32 harden it
+//! capability). Stages 31 and 33 harden it
 //! without changing `server.rs`: each is a [`Policy`] its crate root makes
 //! and names beside the namespace (`service::Server<Listed, Limited>`).
-//! [`Trusting`] is stage 27's, and every item's default is what it does.
+//! [`Trusting`] is stage 28's, and every item's default is what it does.
 
 use crate::{
     node::Node,
@@ -36,7 +36,7 @@ pub(crate) const MAX_FIDS: usize = 1 << 16;
 /// at load time; every connection's task holds a reference to it.
 pub(crate) trait Policy: Sized + Send + Sync + 'static {
     /// Whom a fid's requests act for, set at `Tattach` and inherited by
-    /// every fid walked from it: a user's credentials in stage 32, nobody in
+    /// every fid walked from it: a user's credentials in stage 33, nobody in
     /// particular (`()`) before.
     type User: Clone + Send + Sync;
 
@@ -55,7 +55,7 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
 
     /// Opens `node` for reading (`Tlopen`), for `user`. `root` is the
     /// export root: its file carries the credentials the module was loaded
-    /// with, which stage 27 opens everything with.
+    /// with, which stage 28 opens everything with.
     fn open(_user: &Self::User, node: &Node, root: &Node) -> Result<File> {
         node.file.open_read(&root.file)
     }
@@ -87,9 +87,9 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
     /// Awaits `fut`, which waits for the client: for more of a frame it
     /// began sending at `since`, for room for a reply it does not read
     /// (`since` is now), or for the next frame of a connection that holds
-    /// no fid (`since`: when it connected, or last held one). Stage 30
+    /// no fid (`since`: when it connected, or last held one). Stage 31
     /// gives up with `ETIMEDOUT` once the client has had its time since
-    /// `since`; stage 27 waits as long as it takes.
+    /// `since`; stage 28 waits as long as it takes.
     fn within<F: Future + Send>(
         &self,
         _since: Instant<Monotonic>,
@@ -119,7 +119,7 @@ pub(crate) fn log_end(result: Result) {
 }
 
 // ANCHOR: trusting
-/// Stage 27's policy: every default, and every request acts for the kernel.
+/// Stage 28's policy: every default, and every request acts for the kernel.
 pub(crate) struct Trusting;
 
 impl Policy for Trusting {

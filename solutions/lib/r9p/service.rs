@@ -1,12 +1,12 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The module around the 9P server of stages 27 to 30 and 32: the parameters'
+//! The module around the 9P server of stages 28 to 31 and 33: the parameters'
 //! checks, the listener, the accept task, and stopping.
 //!
 //! Each of these stages has a crate root of its own (its `module!`, its
 //! parameters, the files it includes) and a server that can do more: stage
-//! 27 serves the export's root alone, stage 28 walks the tree, stage 29
-//! lists its directories, stages 30 and 32 harden it. What differs is the
+//! 28 serves the export's root alone, stage 29 walks the tree, stage 30
+//! lists its directories, stages 31 and 33 harden it. What differs is the
 //! namespace the connections are served with (`server::Namespace`) and the
 //! policy (`policy::Policy`), so this file is generic over both, and each
 //! crate root names its own: `type: service::Server<Confined>` (the policy

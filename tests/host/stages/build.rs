@@ -24,7 +24,7 @@ fn main() {
         }
         file.display().to_string()
     };
-    let p9 = stage_file("26-9p-protocol/p9.rs");
+    let p9 = stage_file("27-9p-protocol/p9.rs");
     let params_config = stage_file("02-params/config.rs");
     // The NVMe library (`nvme::*`): each file as the first stage that lists
     // it in its `nvme.rs` has it. That is the stage whose exercise the file
@@ -61,22 +61,22 @@ fn main() {
     let nvme_ring = stage_file("06-nvme-rings/ring.rs");
     println!("cargo:rerun-if-changed={nvme_ring}");
     nvme_mods.push(("ring", nvme_ring.clone()));
-    // Stage 90's shadow doorbell arithmetic, this tree's.
-    let speed_root = stage_file("90-speed/rnvme.rs");
+    // Stage 21's shadow doorbell arithmetic, this tree's.
+    let speed_root = stage_file("21-speed/rnvme.rs");
     println!("cargo:rerun-if-changed={speed_root}");
     let nvme_event_index = included(&speed_root, "event_index");
     println!("cargo:rerun-if-changed={nvme_event_index}");
-    let exec_root = stage_file("22-executor/rexec.rs");
+    let exec_root = stage_file("23-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
     // Stage 15's `passthru.rs`, this tree's (the stage has no module root).
     let nvme_passthru = stage_file("15-passthru-check/passthru.rs");
     println!("cargo:rerun-if-changed={nvme_passthru}");
-    // Stage 31's passwd file, this tree's (the stage has no module root),
-    // and the given group file stage 32's module root includes beside it.
-    let r9p_passwd = stage_file("31-9p-passwd/passwd.rs");
+    // Stage 32's passwd file, this tree's (the stage has no module root),
+    // and the given group file stage 33's module root includes beside it.
+    let r9p_passwd = stage_file("32-9p-passwd/passwd.rs");
     println!("cargo:rerun-if-changed={r9p_passwd}");
-    let r9p_root = stage_file("32-9p-users/r9p_main.rs");
+    let r9p_root = stage_file("33-9p-users/r9p_main.rs");
     println!("cargo:rerun-if-changed={r9p_root}");
     let r9p_group = included(&r9p_root, "group");
     let repo_prefix = format!("{}/", repo.display());
@@ -128,7 +128,7 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_passthru:?}]\n\
          pub mod nvme_passthru;\n\
-         /// Stage 90: shadow doorbells' event index, `{event_index_rel}`.\n\
+         /// Stage 21: shadow doorbells' event index, `{event_index_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {nvme_event_index:?}]\n\
          pub mod nvme_event_index;\n\
@@ -136,21 +136,21 @@ fn main() {
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
          /// The file `nvme::ring` is (for the lints on it).\n\
          pub const NVME_RING_FILE: &str = {nvme_ring:?};\n\
-         /// Stage 22: a task's atomic state machine, `{task_state_rel}`.\n\
+         /// Stage 23: a task's atomic state machine, `{task_state_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {exec_task_state:?}]\n\
          pub mod exec_task_state;\n\
-         /// Stage 31: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
+         /// Stage 32: finding a user in a passwd file, `{r9p_passwd_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_passwd:?}]\n\
          pub mod r9p_passwd;\n\
-         /// Stage 31's `crate::passwd`.\n\
+         /// Stage 32's `crate::passwd`.\n\
          pub use r9p_passwd as passwd;\n\
-         /// Stage 31: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
+         /// Stage 32: a user's groups in a group file (given), `{r9p_group_rel}`.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_group:?}]\n\
          pub mod r9p_group;\n\
-         /// Stage 26: the 9P2000.L codec, `{tree}/26-9p-protocol/p9.rs`.\n\
+         /// Stage 27: the 9P2000.L codec, `{tree}/27-9p-protocol/p9.rs`.\n\
          #[allow(dead_code)]\n\
          #[path = {p9:?}]\n\
          pub mod p9;\n",

@@ -9,7 +9,7 @@
 
 use std::future::Future;
 
-// A host stand-in for `Executor::spawn` in solutions/22-executor/executor.rs
+// A host stand-in for `Executor::spawn` in solutions/23-executor/executor.rs
 // (the kernel crate does not build on the host), with the same bounds on `F`:
 // exec_spawn_bounds.rs checks that executor.rs still has them.
 fn spawn<F>(future: F)

@@ -3,7 +3,7 @@
 // (or copy what it keeps) before it receives the next.
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/26-9p-protocol/p9.rs"]
+#[path = "../../../solutions/27-9p-protocol/p9.rs"]
 mod p9;
 
 fn main() {

@@ -3,7 +3,7 @@
 // `buf`, so the message must be used up before `buf` goes away.
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/26-9p-protocol/p9.rs"]
+#[path = "../../../solutions/27-9p-protocol/p9.rs"]
 mod p9;
 
 fn main() {

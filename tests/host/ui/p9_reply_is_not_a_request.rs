@@ -3,7 +3,7 @@
 // is caught by the compiler instead of by a confused peer at run time.
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/26-9p-protocol/p9.rs"]
+#[path = "../../../solutions/27-9p-protocol/p9.rs"]
 mod p9;
 
 fn main() {

@@ -4,7 +4,7 @@
 // unchecked `WalkNames`.
 #![allow(dead_code, unused)]
 
-#[path = "../../../solutions/26-9p-protocol/p9.rs"]
+#[path = "../../../solutions/27-9p-protocol/p9.rs"]
 mod p9;
 
 fn main() {

@@ -1,4 +1,4 @@
-//! Stage 22: the trybuild lessons `ui/exec_*.rs` are about
+//! Stage 23: the trybuild lessons `ui/exec_*.rs` are about
 //! `Executor::spawn`'s bounds, but `executor.rs` needs the kernel crate and
 //! cannot be built on the host. So each lesson declares a host stand-in
 //! `spawn` with the same bounds, and these tests keep the two in step: the
@@ -36,7 +36,7 @@ fn exec_spawn_bounds_are_in_executor_rs() {
         trees.push(crate::TREE);
     }
     for tree in trees {
-        let path = Path::new(crate::REPO).join(tree).join("22-executor/executor.rs");
+        let path = Path::new(crate::REPO).join(tree).join("23-executor/executor.rs");
         let text = read(&path);
         for bound in BOUNDS {
             assert!(
@@ -74,7 +74,7 @@ fn exec_spawn_lessons_use_the_same_bounds() {
             lesson.display()
         );
         assert!(
-            text.contains("stand-in for `Executor::spawn` in solutions/22-executor/executor.rs"),
+            text.contains("stand-in for `Executor::spawn` in solutions/23-executor/executor.rs"),
             "{}: the stand-in's comment must say what it mirrors",
             lesson.display()
         );

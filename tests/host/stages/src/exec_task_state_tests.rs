@@ -1,4 +1,4 @@
-//! Stage 22: the task state machine (`solutions/lib/exec/task_state.rs`), which
+//! Stage 23: the task state machine (`solutions/lib/exec/task_state.rs`), which
 //! decides for the executor when a task is queued and when it is polled.
 //!
 //! Three kinds of test, from the exact to the concurrent:

@@ -1,4 +1,4 @@
-//! Stage 90: `need_event`, the shadow doorbells' "write the register too?",
+//! Stage 21: `need_event`, the shadow doorbells' "write the register too?",
 //! against its definition (NVMe 1.3, 7.13): the controller's event index is
 //! the last value it saw; it wants a register write when the doorbell moves
 //! past it, that is when the index is one of the values the move stepped

@@ -47,7 +47,7 @@ pub(crate) const CLIPPY_FLAGS: &[&str] = &[
 ];
 
 fn stage_dir() -> PathBuf {
-    Path::new(crate::REPO).join(crate::TREE).join("26-9p-protocol")
+    Path::new(crate::REPO).join(crate::TREE).join("27-9p-protocol")
 }
 
 /// A `no_std` crate that includes the codec the way a kernel module does.

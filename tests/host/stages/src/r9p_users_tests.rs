@@ -1,4 +1,4 @@
-//! Stage 31: finding a `Tattach`'s user in a passwd file (`passwd.rs`) and
+//! Stage 32: finding a `Tattach`'s user in a passwd file (`passwd.rs`) and
 //! its groups in a group file (`group.rs`), as `getpwuid`/`getpwnam` and
 //! `initgroups` would: hand-written files (comments, malformed lines, ids
 //! out of range), then a proptest against a model.

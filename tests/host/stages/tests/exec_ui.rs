@@ -1,4 +1,4 @@
-//! Compile-fail lessons about stage 22's `Executor::spawn` bounds
+//! Compile-fail lessons about stage 23's `Executor::spawn` bounds
 //! (tests/host/ui/exec_*.rs): each must fail to compile with exactly the
 //! error in its `.stderr`. Re-bless after a deliberate change with
 //! `TRYBUILD=overwrite`.
