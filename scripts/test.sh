@@ -201,7 +201,7 @@ build_stage() {
 # the other stages do without (the fast kernel has no kmemleak). Stages with
 # BOOT=own (their own devices and vCPUs, e.g. several NVMe controllers) boot
 # alone; stages with the same BOOT=NAME (the same devices, vCPUs and QMP:
-# stages split from one, such as 16 to 20) boot together, with their first
+# stages split from one, such as 16 to 21) boot together, with their first
 # stage's APPEND, CPUS and QMP. The others share boots, each at most
 # JOB_SECONDS long by the estimates, so that the lanes can share the work.
 JOB_SECONDS=${RKW_JOB_SECONDS:-480}
