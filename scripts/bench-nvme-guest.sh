@@ -1,10 +1,13 @@
 #!/bin/bash
 # Runs inside the VM of scripts/bench-nvme.sh (a benchmark, not a test):
-# rnvme (stage 19) and the kernel's C nvme driver take turns on the same
-# QEMU NVMe controller, switched through sysfs (driver_override, bind,
-# unbind), and run the same fio samples.
+# rnvme (the stage bench-nvme.sh names) and the kernel's C nvme driver
+# take turns on the same QEMU NVMe controller, switched through sysfs
+# (driver_override, bind, unbind), and run the same fio samples.
 #
-#   bench-nvme-guest.sh RNVME_KO KDIR ROUNDS SECONDS
+#   bench-nvme-guest.sh RNVME_KO KDIR ROUNDS SECONDS [PARAMS]
+#
+# PARAMS: rnvme's module parameters for every sample (one word, commas
+# between them: io_depth=32,shadow_doorbells=0).
 #
 # Per round and workload: one sample with each driver, the order swapped
 # every round (rnvme first in odd rounds, C first in even ones) so that a
@@ -24,7 +27,8 @@
 # RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and the
 # kernel logged that looks like trouble), and RKW-GUEST-DONE.
 set -uo pipefail
-KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4
+KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4 PARAMS=${5:-}
+PARAMS=${PARAMS//,/ }
 CPUS=$(nproc)
 # The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
 # may use all of its 64 MiB. Reads only: null-co drops writes.
@@ -99,8 +103,10 @@ bind() {
 	local drv t0 i
 	drv=$(drv_of "$1")
 	case "$1" in
-	ours) load_rnvme ;;
-	bounce) load_rnvme zero_copy=0 ;;
+	# shellcheck disable=SC2086
+	ours) load_rnvme $PARAMS ;;
+	# shellcheck disable=SC2086
+	bounce) load_rnvme zero_copy=0 $PARAMS ;;
 	esac
 	t0=$(date +%s%N)
 	echo "$drv" >"$DEVDIR/driver_override"
@@ -165,8 +171,21 @@ once() {
 	fi
 }
 
+# trace_on true|false: QEMU's NVMe trace (QMP). Measured rounds run
+# untraced; one more round, traced, counts the doorbells (the host knows
+# it by its trace lines). Without QMP, every round is traced.
+ROUND_LIST=$(seq "$ROUNDS")
+trace_on() {
+	qmp "{\"execute\":\"trace-event-set-state\",\"arguments\":{\"name\":\"pci_nvme_*\",\"enable\":$1}}" >/dev/null
+}
+if [ -n "${RKW_QMP_DIR:-}" ] && . "$(dirname "$0")/../tests/qmp.sh" && trace_on false; then
+	ROUND_LIST+=" $((ROUNDS + 1))"
+	echo "RKW-INFO QEMU's trace off for rounds 1 to $ROUNDS; round $((ROUNDS + 1)) traced, for the doorbell counts"
+fi
+
 dmesg -c >/dev/null 2>&1 || true
-for r in $(seq "$ROUNDS"); do
+for r in $ROUND_LIST; do
+	[ "$r" -le "$ROUNDS" ] || trace_on true
 	if [ $((r % 2)) -eq 1 ]; then pair="ours c"; else pair="c ours"; fi
 	for w in $ORDER; do
 		who_list=$pair

@@ -51,9 +51,25 @@ def parse_args():
     for o in ("raw", "trace", "loads", "started", "commit", "qemu", "accel", "page", "plot", "summary",
               "from-summary", "src"):
         a.add_argument("--" + o, default="")
+    # The stage whose rnvme was measured (bench-nvme.sh's BENCH_NVME_STAGE).
+    a.add_argument("--stage", default="19-zero-copy")
     for o in ("rounds", "secs", "wall", "host-cpus"):
         a.add_argument("--" + o, type=int, default=0)
     return a.parse_args()
+
+
+# The measured stage's number, for the page's heading (write_page).
+STAGE_NO = ["19"]
+
+
+def stage_no(a):
+    return getattr(a, "stage", "19-zero-copy").split("-")[0]
+
+
+def untraced_run(res):
+    """Whether the speeds came from untraced rounds (bench-nvme-guest.sh
+    with QMP), the doorbells from a traced one."""
+    return any(r.get("untraced") for r in res.values())
 
 
 def parse_raw(path):
@@ -154,6 +170,10 @@ def per_sample(s):
     cpu = sum((j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000 for j in jobs)
     pct = lambda j, q: j["read"]["clat_ns"].get("percentile", {}).get(q, 0) / 1000
     return dict(round=s["round"], wl=s["wl"], who=s["who"], value=value, ios=ios, fio_us=cpu * 1e6 / ios,
+                # Whether QEMU traced this sample (it wrote trace lines
+                # meanwhile): the guest turns the trace off for the measured
+                # rounds and on for one more, which counts the doorbells.
+                traced=s["t1"] > s["t0"],
                 fio_pct=statistics.mean(j["usr_cpu"] + j["sys_cpu"] for j in jobs),
                 vm_us=s["busy"] * 1e4 / ios,  # /proc/stat ticks are 10 ms
                 vm_pct=100 * s["busy"] / max(s["total"], 1),
@@ -181,16 +201,23 @@ def summarise(metrics, paths):
         c = by.get((wl, "c"), {})
         for key, who in ((wl, "ours"), (wl + BOUNCE, "bounce")):
             o = by.get((wl, who), {})
-            both = sorted(set(o) & set(c))
-            if not both:
+            rounds = sorted(set(o) & set(c))
+            if not rounds:
                 continue
+            # Speed from the untraced rounds (all of them if every round was
+            # traced); doorbells and commands from the traced ones.
+            quiet = [r for r in rounds if not o[r].get("traced") and not c[r].get("traced")]
+            loud = [r for r in rounds if o[r].get("traced") and c[r].get("traced")]
+            both = quiet or rounds
+            counted = loud or rounds
             ratios = [o[r]["value"] / c[r]["value"] for r in both]
             row = {"rounds": len(both), "ratio": med(ratios), "ratio_min": min(ratios), "ratio_max": max(ratios),
-                   "ratios": ratios}
+                   "ratios": ratios, "untraced": bool(quiet and loud)}
             for w, d in (("ours", o), ("c", c)):
                 for k, v in d[both[0]].items():
-                    if isinstance(v, (int, float)) and k != "round":
-                        row[f"{k}_{w}"] = med(d[r][k] for r in both)
+                    if isinstance(v, (int, float)) and not isinstance(v, bool) and k != "round":
+                        src = counted if k in ("sqdb", "cqdb", "cmds") else both
+                        row[f"{k}_{w}"] = med(d[r][k] for r in src)
                 vals = [d[r]["value"] for r in both]
                 # How much one driver's own samples varied between rounds.
                 row[f"swing_{w}"] = max(vals) / max(min(vals), 1e-9)
@@ -471,11 +498,13 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
     bt = {w: statistics.median(binds[w]) / 1000 for w in WHO if binds[w]}
     d = lambda v: f"{v:.2f}" if traced else "n/a"  # no trace, no doorbells counted
     s = [BEGIN, "<!-- Do not edit: `make bench` (scripts/bench-nvme.sh) rewrites this part. -->", "",
-         f"Measured {a.started} by `scripts/bench-nvme.sh {a.rounds} {a.secs}` ({a.wall} s in all): stage 19's "
-         f"`rnvme` (`solutions/19-zero-copy`, commit {a.commit}) against the kernel's C `nvme` driver, "
+         f"Measured {a.started} by `scripts/bench-nvme.sh {a.rounds} {a.secs}` ({a.wall} s in all): stage "
+         f"{stage_no(a)}'s `rnvme` (`solutions/{a.stage}`, commit {a.commit}) against the kernel's C `nvme` driver, "
          f"on the fast kernel ({kernel}) in {a.qemu.replace('QEMU emulator version', 'QEMU')}"
          f" under {a.accel.upper()}, 2 vCPUs, on a {a.host_cpus}-core host{loadtxt}. "
-         f"{a.rounds} rounds, a {a.secs} s fio run per workload, driver and round.", "",
+         f"{a.rounds} rounds, a {a.secs} s fio run per workload, driver and round"
+         + (", with QEMU's trace off; then one more round with it on, whose doorbell writes are counted (its "
+            "speed is not used)." if untraced_run(res) else "."), "",
          "**Method.** One VM, one emulated NVMe controller with two I/O queue pairs, whose namespace is QEMU's "
          "`null-co` driver (`read-zeroes=on`): a read is answered with zeroes and never touches a disk image "
          "or the host's storage, so the disk is not the bottleneck; the drivers and the emulated controller "
@@ -550,11 +579,11 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
                      "(medians).")
     if dmesg:
         notes.append(f"The guest's kernel log had {len(dmesg)} line(s) that look like trouble "
-                     f"(see `build/bench/nvme-samples.txt`), e.g. `{dmesg[0].strip()[:120]}`.")
+                     f"(see the raw samples, `nvme-samples.txt` in `scripts/bench-nvme.sh`'s output folder), e.g. `{dmesg[0].strip()[:120]}`.")
     # 4096 (O): an out-of-tree module, which rnvme is; anything else is news.
     if taint and taint.isdigit() and int(taint) & ~4096:
         notes.append(f"The guest kernel was tainted (`/proc/sys/kernel/tainted` = {taint}): see the kernel log "
-                     "in `build/bench/nvme-samples.txt`.")
+                     "in the raw samples (`nvme-samples.txt` in `scripts/bench-nvme.sh`'s output folder).")
     s += ["", " ".join(notes), "", "### Why rnvme is slower where it is", "",
           "From the columns above (this part, too, is generated from the measurements):", "",
           why(res, dbbuf, traced, oacs, queue, binds, code), "", END]
@@ -583,7 +612,7 @@ def write_page(page_dir, section):
                "own machine. All of it runs under QEMU's TCG emulation on a shared 2-core host, so compare "
                "the drivers and servers with each other, within one run, never with numbers measured "
                "elsewhere.\n\n"
-               "## NVMe: rnvme (stage 19) against the C driver\n\n"
+               f"## NVMe: rnvme (stage {STAGE_NO[0]}) against the C driver\n\n"
                + section + "\n\n" + p9)
     with open(path, "w") as f:
         f.write(new)
@@ -626,10 +655,11 @@ def main():
                            "dbbuf": dbbuf, "traced": traced, "loads": loads, "code": code, "dmesg": dmesg,
                            "taint": taint,
                            "args": vars(a)}, f, indent=1)
+    STAGE_NO[0] = stage_no(a)
     if a.page:
         section = page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, loads, code)
         path = write_page(a.page, section)
-        spec = {"title": "rnvme (stage 19) / C nvme driver, same controller, same VM",
+        spec = {"title": f"rnvme (stage {stage_no(a)}) / C nvme driver, same controller, same VM",
                 "xlabel": "rnvme/C: median over the rounds, whiskers min-max; 1 = as fast as C (log scale)",
                 "ref": 1.0, "reflabel": "as fast as C",
                 "rows": [{"label": label(wl), "median": r["ratio"], "min": r["ratio_min"], "max": r["ratio_max"]}

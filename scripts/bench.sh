@@ -2,7 +2,8 @@
 # make bench: the speed numbers of the workshop (benchmarks, never tests).
 #   VM boot + power-off under the machine's accelerator, both kernel flavours;
 #   an out-of-tree module build; the 9P codec's decode throughput; stage 22's
-#   blocking echo server against stage 26's async one; stage 19's NVMe driver
+#   blocking echo server against stage 26's async one; the speed stage's NVMe
+#   driver (BENCH_NVME_STAGE, default 21-speed)
 #   against the kernel's C driver (BENCH_ROUNDS rounds, default 5).
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
@@ -40,7 +41,7 @@ say "echo servers: stage 22 (a thread per connection) vs stage 26 (tasks on 2 wo
 	awk 'NF == 3 && /^echo-/' >>"$RES" || say "the echo benchmark failed (see ${OUT#"$REPO"/}/bench.log)"
 grep '^echo-' "$RES" || true
 
-say "NVMe: stage 19's rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds (rewrites book/src/benchmarks.md)"
+say "NVMe: ${BENCH_NVME_STAGE:-21-speed}'s rnvme vs the kernel's C nvme driver, same controller, ${BENCH_ROUNDS:-5} rounds (rewrites book/src/benchmarks.md)"
 if "$REPO/scripts/bench-nvme.sh" "${BENCH_ROUNDS:-5}" >"$OUT/nvme.txt" 2>>"$OUT/bench.log"; then
 	cat "$OUT/nvme.txt" >>"$OUT/bench.log"
 	grep -v '^nvme-' "$OUT/nvme.txt" >&2 # the table: medians, ratios, why

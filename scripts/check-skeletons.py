@@ -347,7 +347,7 @@ def tree_root_of_its_stage(text, path, original):
 # copy; what they share otherwise is in stage files or the driver's shape.
 # Still 5 with stage 20 (the disk a user sees, stage 19 plus limits): the
 # production roots' common tail became driver shape (18 vs 19 gone), and
-# 19 vs 90 share the probe that makes the disk and spreads the interrupts.
+# 19 vs 21 share the probe that makes the disk and spreads the interrupts.
 SHARED_RUNS_ALLOWED = 5
 SHARED_RUN = 6
 BORING = re.compile(

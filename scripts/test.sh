@@ -140,7 +140,16 @@ SKELETON_FLAVOUR=$FLAVOUR
 [ -n "$LEARNER" ] || [ "$FLAVOUR" != debug ] || SKELETON_FLAVOUR=${RKW_SKELETON_FLAVOUR:-fast}
 VM_RUNS_FAST=()
 build_stage() {
-	local stage=$1 trees=() out skel skel_rc=0
+	local stage=$1 trees=() out skel skel_rc=0 used f
+	# A stage whose test loads another stage's module (USES in its
+	# stage.env: stages 34 and 35 load stage 20's rnvme) gets that stage's
+	# solution built too, for each kernel its trees boot on.
+	for used in $(stage_env "$stage" USES); do
+		for f in $(printf '%s\n' "$FLAVOUR" "$SKELETON_FLAVOUR" | sort -u); do
+			out=$(RKW_FLAVOUR=$f "$REPO/scripts/build-stage.sh" solutions "$used" 2>&1) ||
+				notok "$stage: the module of $used, which its test loads, builds ($f kernel)" "$out"
+		done
+	done
 	if [ -z "$LEARNER" ]; then
 		# The two builds at once, one on each core, when they are for two
 		# kernels: each flavour's modules have their own Kbuild output root
@@ -192,7 +201,7 @@ build_stage() {
 # the other stages do without (the fast kernel has no kmemleak). Stages with
 # BOOT=own (their own devices and vCPUs, e.g. several NVMe controllers) boot
 # alone; stages with the same BOOT=NAME (the same devices, vCPUs and QMP:
-# stages split from one, such as 16 to 20) boot together, with their first
+# stages split from one, such as 16 to 21) boot together, with their first
 # stage's APPEND, CPUS and QMP. The others share boots, each at most
 # JOB_SECONDS long by the estimates, so that the lanes can share the work.
 JOB_SECONDS=${RKW_JOB_SECONDS:-480}

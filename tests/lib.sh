@@ -383,6 +383,13 @@ traced_admin_cmds() {
 		sed -nE 's/.*pci_nvme_admin_cmd cid ([0-9]+) sqid [0-9]+ opc (0x[0-9a-f]+).*/\1 \2/p'
 }
 
+# traced_io_doorbells: how many doorbell register writes (SQ tails and CQ
+# heads) QEMU traced on the I/O queues (qid 1 and up) since doorbell_mark.
+traced_io_doorbells() {
+	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" 2>/dev/null |
+		grep -cE "pci_nvme_mmio_doorbell_(sq sqid|cq cqid) [1-9]"
+}
+
 # ---- leaks ---------------------------------------------------------------------
 # Stages with KMEMLEAK=yes in stage.env run in a boot with kmemleak=on
 # (scripts/test.sh). Under guest-run.sh one check at the end of the boot

@@ -1,4 +1,4 @@
-# Helpers of the last NVMe stages' tests (16 to 20: the nvme-cli nodes,
+# Helpers of the last NVMe stages' tests (16 to 21: the nvme-cli nodes,
 # timeouts, removal, zero copy), sourced after lib.sh, nvme-lib.sh and
 # qmp.sh. They share one boot (BOOT=nvme-production in their stage.env):
 # two controllers, rkw-d0 (QEMU's defaults) and rkw-slow (every I/O takes
@@ -66,6 +66,21 @@ fio_ends() {
 		pass "$1 (fio exited with $rc: $(grep -oiE '(io_u error|err=[ ]*-?[0-9]+|Input/output error|No such device)[^,]*' "$FIO_OUT" | sort -u | head -2 | tr '\n' ' '))"
 	else
 		fail "$1" "fio exited with 0 and no error: was the disk removed under it?" "$(tail -5 "$FIO_OUT")"
+	fi
+}
+
+# fio_verify DESC FIO_ARGS...: on $DEV, a randwrite with crc32c verification, one job
+# per vCPU, each in its own 8 MiB region from 40 MiB.
+fio_verify() {
+	local desc=$1 out rc=0
+	shift
+	out=$(within 240 fio --name=rkw --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
+		--verify=crc32c --verify_fatal=1 --numjobs="$CPUS" --offset=40M --offset_increment=8M \
+		--size=4M --group_reporting "$@" 2>&1) || rc=$?
+	if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
+		pass "$desc"
+	else
+		fail "$desc" "fio exited with $rc:" "$(grep -iE 'verify|err|bad' <<<"$out" | head -8)" "$(excerpt 10)"
 	fi
 }
 

@@ -41,7 +41,7 @@ pub(crate) fn vectors_wanted() -> u32 {
 }
 
 /// Starts the controller up to the count of its I/O queues, as stages 10
-/// to 14 and 16 to 20 do once their `probe` has made `ctrl` (reset, admin queue
+/// to 14 and 16 to 21 do once their `probe` has made `ctrl` (reset, admin queue
 /// allocated) and `irqs` (the admin queue's handler on vector 0): the
 /// controller started and identified, then as many I/O queue pairs asked
 /// for as there are CPUs. Returns what Identify Controller said, how many

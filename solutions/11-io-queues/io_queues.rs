@@ -2,7 +2,7 @@
 
 //! I/O queues: creating and deleting them, with a handler each, and a
 //! first real Read and Write through each one; and `start`, as stages 11
-//! to 14 and 16 to 20 start the controller: stage 10's count, then working I/O queues.
+//! to 14 and 16 to 21 start the controller: stage 10's count, then working I/O queues.
 
 use kernel::{
     device::Core,
@@ -82,9 +82,22 @@ pub(crate) fn start<P: Pending>(
     fault: u32,
     tests: BringUpTests,
 ) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
+    start_deep(pdev, ctrl, irqs, fault, tests, IO_DEPTH)
+}
+
+/// [`start`], with I/O queues of `depth` entries each (the speed stage's;
+/// [`IO_DEPTH`] for the stages before it).
+pub(crate) fn start_deep<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    ctrl: &Controller,
+    irqs: &mut Interrupts<'_, P>,
+    fault: u32,
+    tests: BringUpTests,
+    depth: u16,
+) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
     let (id, count, vecs) = bring_up_and_count(pdev, ctrl, irqs, fault, tests)?;
     let created: Result<KVec<IoQueue<P>>> = (|| {
-        let io = create(pdev, ctrl.admin(), ctrl.regs(), count, vecs)?;
+        let io = create(pdev, ctrl.admin(), ctrl.regs(), count, vecs, depth)?;
         register(irqs, &io)?;
         Ok(io)
     })();
@@ -124,22 +137,24 @@ pub(crate) fn stop<P: Pending>(pdev: &pci::Device<Core<'_>>, ctrl: &Controller, 
 // ANCHOR_END: stop
 
 // ANCHOR: create
-/// Creates I/O queue pairs 1..=`count`: for each, a completion queue on its
-/// vector with interrupts enabled, then a submission queue that posts to it.
-/// (A CQ must exist before an SQ can name it.)
+/// Creates I/O queue pairs 1..=`count` of `depth` entries: for each, a
+/// completion queue on its vector with interrupts enabled, then a
+/// submission queue that posts to it. (A CQ must exist before an SQ can
+/// name it.)
 pub(crate) fn create<P: Pending>(
     pdev: &pci::Device<Core<'_>>,
     admin: &AdminQueue,
     regs: &Arc<Registers>,
     count: u16,
     vectors: u32,
+    depth: u16,
 ) -> Result<KVec<IoQueue<P>>> {
     let mut io = KVec::with_capacity(count.into(), GFP_KERNEL)?;
     for qid in 1..=count {
-        let queue = QueuePair::new(pdev.as_ref(), regs.clone(), qid, IO_DEPTH)?;
+        let queue = QueuePair::new(pdev.as_ref(), regs.clone(), qid, depth)?;
         let vector = vector_of(qid, vectors);
         // Queue size (0's based) in 31:16, queue ID in 15:0.
-        let size_qid = (u32::from(IO_DEPTH - 1) << 16) | u32::from(qid);
+        let size_qid = (u32::from(depth - 1) << 16) | u32::from(qid);
         let create_cq = Command {
             opcode: admin_opc::CREATE_IO_CQ,
             prp1: queue.cq_address(),

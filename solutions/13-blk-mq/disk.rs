@@ -51,10 +51,7 @@ use kernel::{
 };
 
 use crate::{
-    io_queues::{
-        IoQueue,
-        IO_DEPTH, //
-    },
+    io_queues::IoQueue,
     kshim::{
         request,
         send_disk::SendGenDisk, //
@@ -98,9 +95,6 @@ use crate::{
 pub(crate) const NSID: u32 = 1;
 /// The memory page size the driver uses (CC.MPS): 4 KiB.
 const PAGE: u32 = 1 << PAGE_SHIFT;
-/// Requests in flight per hardware queue: one less than the queue's
-/// entries, so a submission queue is never full when `queue_rq` comes.
-const TAGS: u16 = IO_DEPTH - 1;
 
 // ANCHOR: bounce
 /// Bytes per bounce buffer: the largest request blk-mq sends with its
@@ -113,7 +107,7 @@ const LIST_ENTRIES: usize = prp::list_entries_for(512 * 1024, PAGE);
 /// What each tag owns for the life of the disk: its bounce buffer, with a
 /// PRP list for it (and the SGL segment a stage's `Speedups` asks for).
 fn bounce<Z: Speedups>(pdev: &pci::Device<Core<'_>>) -> Result<Arc<CmdBuffer>> {
-    CmdBuffer::new(pdev.as_ref(), Z::BOUNCE_SIZE, LIST_ENTRIES, Z::SGL_ENTRIES)
+    CmdBuffer::new(pdev.as_ref(), Z::TAG_BYTES, LIST_ENTRIES, Z::SGL_ENTRIES)
 }
 // ANCHOR_END: bounce
 
@@ -133,6 +127,8 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
     /// Bytes of each tag's bounce buffer (at most 512 KiB, what the PRP
     /// lists hold): the largest request the disk takes.
     const BOUNCE_SIZE: usize = BOUNCE_SIZE;
+    /// Bytes of data each tag owns (the speed stage's: a page).
+    const TAG_BYTES: usize = Self::BOUNCE_SIZE;
     /// Maps the data of `rq` for one command (`transfer`), and writes its
     /// data pointer (PRPs, or an SGL) with `view`'s lists: the mapping, the
     /// pointer, and whether it is an SGL. `None`: the request goes through
@@ -143,6 +139,11 @@ pub(crate) trait Speedups: Send + Sync + Sized + 'static {
         transfer: Transfer,
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)>;
+    /// A bounce buffer for `rq` if its tag's is too small (`None`: try
+    /// again later).
+    fn large_bounce<T: Operations>(&self, _rq: &Request<T>) -> Option<Claim> {
+        None
+    }
     /// Whether the disk keeps the controller's volatile write cache on
     /// (stage 20, which tells the block layer); else `create` turns it off.
     fn write_cache(&self) -> bool {
@@ -288,13 +289,25 @@ impl<Z: Speedups> InFlight<Z> {
                         .ok_or(EINVAL)?
                 });
             }
-            if self.opcode == nvm_opc::WRITE {
-                request::copy_to_dma(&self.rq, view.data())?;
-            }
+        }
+        self.bounce_fitting(speedups)?;
+        if self.opcode == nvm_opc::WRITE {
+            request::copy_to_dma(&self.rq, self.bounce.view().data())?;
         }
         self.next_command()?.ok_or(EIO)
     }
     // ANCHOR_END: first_command
+
+    /// The bounce buffer for a request whose pages are not mapped: the
+    /// tag's, if the request fits it, else a larger one of the stage's
+    /// (`Speedups::large_bounce`; none free: `EBUSY`, and blk-mq tries
+    /// again once a request of the queue has ended).
+    fn bounce_fitting(&mut self, speedups: &Z) -> Result {
+        if self.len as usize > self.bounce.len() {
+            self.bounce = speedups.large_bounce(&self.rq).ok_or(EBUSY)?;
+        }
+        Ok(())
+    }
 
     // ANCHOR: next_command
     /// The command for the next piece of the transfer, with its PRP list
@@ -457,7 +470,7 @@ impl<Z: Speedups> Disk<Z> {
             .ok_or(EBUSY)?;
         let opcode = opcode_of(request::op(&rq))?;
         let len = request::bytes(&rq);
-        if len as usize > bounce.len() || len % (1 << self.lba_shift) != 0 {
+        if len as usize > Z::BOUNCE_SIZE || len % (1 << self.lba_shift) != 0 {
             pr_err!("a {}-byte request does not fit the bounce buffer\n", len);
             return Err(EIO);
         }
@@ -607,10 +620,11 @@ pub(crate) fn create<Z: Speedups>(
         .max_transfer(ctrl.cap().min_page_size())
         .map_or(Z::BOUNCE_SIZE, |m| m.min(Z::BOUNCE_SIZE)) as u32;
 
+    let tags = io.first().ok_or(ENODEV)?.queue.depth() - 1;
     let mut queues = KVec::with_capacity(io.len(), GFP_KERNEL)?;
     for q in io {
-        let mut bounces = KVec::with_capacity(TAGS.into(), GFP_KERNEL)?;
-        for _ in 0..TAGS {
+        let mut bounces = KVec::with_capacity(tags.into(), GFP_KERNEL)?;
+        for _ in 0..tags {
             bounces.push(bounce::<Z>(pdev)?, GFP_KERNEL)?;
         }
         queues.push(
@@ -637,7 +651,7 @@ pub(crate) fn create<Z: Speedups>(
     }
     let number = DiskId::claim()?;
     let tagset = Arc::pin_init(
-        TagSet::new(u32::try_from(io.len())?, TAGS.into(), 1),
+        TagSet::new(u32::try_from(io.len())?, tags.into(), 1),
         GFP_KERNEL,
     )?;
     let blocks = ns.nsze + extra_blocks;
@@ -654,7 +668,7 @@ pub(crate) fn create<Z: Speedups>(
         blocks,
         block,
         io.len(),
-        TAGS,
+        tags,
         max_piece
     );
     Ok(SendDisk {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The NVMe library, as far as stages 19 and 20 use it: one module tree whose
+//! The NVMe library, as far as stages 19 to 21 use it: one module tree whose
 //! files name only each other (`super::`) and `kernel::`, so that each file
 //! means the same in every stage that includes it.
 //!
@@ -21,6 +21,8 @@ pub(crate) mod command;
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/ctrl.rs"]
 pub(crate) mod ctrl;
+#[path = "../../solutions/lib/nvme/doorbell_buffer.rs"]
+pub(crate) mod doorbell_buffer;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
 #[path = "../../solutions/lib/nvme/identify_log.rs"]

@@ -30,6 +30,7 @@ use kernel::{
 use crate::{
     disk::{
         NvmeDisk,
+        SendDisk,
         Speedups,
         Transfer,
         NSID, //
@@ -39,7 +40,10 @@ use crate::{
         MAX_PIECES, //
     },
     kshim::{
-        queue_limits::Limits,
+        queue_limits::{
+            self,
+            Limits, //
+        },
         request, //
     },
     nvme::{
@@ -108,6 +112,37 @@ pub(crate) fn limits(id: &IdCtrl, min_page_size: usize, block: u32) -> Limits {
     }
 }
 // ANCHOR_END: limits
+
+// ANCHOR: set_up
+/// Sets the limits on `disk` (`limits`, from Identify Controller `id`, the
+/// minimum memory page size `min_page_size` and the block size `block`),
+/// moves the disk under its controller in sysfs, and says so.
+pub(crate) fn set_up<Z: Speedups>(
+    pdev: &pci::Device<Core<'_>>,
+    disk: &SendDisk<Z>,
+    id: &IdCtrl,
+    min_page_size: usize,
+    block: u32,
+) -> Result {
+    let limits = limits(id, min_page_size, block);
+    queue_limits::apply(disk.gen_disk(), &limits)?;
+    queue_limits::set_parent(disk.gen_disk(), pdev.as_ref())?;
+    dev_info!(
+        pdev,
+        "disk rnvme{}n1 limits: {} KiB per request, {} segments, write cache {}, {} discard ranges per command\n",
+        disk.number(),
+        limits.max_hw_sectors / 2,
+        limits.max_segments,
+        if limits.write_cache { "on" } else { "off" },
+        if limits.max_discard_sectors > 0 {
+            limits.max_discard_segments
+        } else {
+            0
+        }
+    );
+    Ok(())
+}
+// ANCHOR_END: set_up
 
 // ANCHOR: dsm
 /// Dataset Management for the discard `rq`, on a namespace with blocks of
@@ -237,13 +272,26 @@ impl Speedups for FullDisk {
         lba_shift: u32,
         view: &mut View<'_>,
     ) -> Result<Command> {
+        self.discard_of(rq, lba_shift, view)
+    }
+}
+// ANCHOR_END: full_disk
+
+impl FullDisk {
+    /// `Speedups::discard` for a disk of any `Speedups` that builds on this
+    /// one (the speed stage's): the command, with the ranges counted.
+    pub(crate) fn discard_of<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        lba_shift: u32,
+        view: &mut View<'_>,
+    ) -> Result<Command> {
         let (cmd, ranges) = dsm(rq, lba_shift, view)?;
         self.discards.fetch_add(1, Relaxed);
         self.ranges.fetch_add(ranges as u64, Relaxed);
         Ok(cmd)
     }
 }
-// ANCHOR_END: full_disk
 
 impl Drop for FullDisk {
     fn drop(&mut self) {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: GPL-2.0
 
-//! The kernel shim, as far as stage 20 uses it: what the 7.3 `kernel` crate
-//! lacks, written as safe wrappers whose files name only `kernel::` (and
-//! each other), each with the upstream API that would replace it.
+//! The kernel shim, as far as stages 20 and 21 use it: what the 7.3
+//! `kernel` crate lacks, written as safe wrappers whose files name only
+//! `kernel::` (and each other), each with the upstream API that would
+//! replace it.
 //!
 //! A stage uses part of what these files offer, so unused items are no
 //! warning here.

@@ -15,12 +15,14 @@
 use crate::{
     async_socket::AsyncStream,
     executor::yield_now,
-    kvfs::{attr_of, Bytes, Kernel},
+    kvfs::{attr_of, errno_of, Bytes, Kernel},
     p9::frame::HEADER_SIZE,
     policy::Policy,
     session::{
         frame_size,
+        Begun,
         Limits,
+        ReadTarget,
         Session,
         FIRST_MSIZE, //
     },
@@ -82,7 +84,7 @@ async fn serve_requests<N: Namespace, P: Policy>(
                 return Err(EPROTO);
             }
             if filled >= size {
-                let len = conn.handle(inbuf.get(..size).ok_or(EINVAL)?);
+                let len = conn.handle(inbuf.get(..size).ok_or(EINVAL)?).await;
                 conn.send(stream, len).await?;
                 // Keep what follows the frame: the next ones.
                 inbuf.copy_within(size..filled, 0);
@@ -205,12 +207,31 @@ impl<N: Namespace, P: Policy> Connection<N, P> {
         }
     }
 
-    /// Answers the whole frame `frame`; the length of the reply.
-    fn handle(&mut self, frame: &[u8]) -> usize {
+    // ANCHOR: handle
+    /// Answers the whole frame `frame`; the length of the reply. The core
+    /// session answers it, except the read of a `Tread`, which is the
+    /// policy's: stage 28's reads in the worker, stage 35's awaits a
+    /// reactor. The read runs with no user's credentials installed (a task
+    /// cannot hold them across an `.await`): the file was opened with
+    /// them, and a read checks nothing more.
+    async fn handle(&mut self, frame: &[u8]) -> usize {
         self.frame_began = None;
         if self.session.fid_count() != 0 {
             self.idle_since = Instant::now();
         }
-        self.session.handle(frame)
+        match self.session.begin(frame) {
+            Begun::Answered(len) => len,
+            Begun::Read(ReadTarget {
+                tag,
+                file,
+                offset,
+                buf,
+                ..
+            }) => {
+                let result = self.policy.read(file, buf, offset).await;
+                self.session.finish_read(tag, result.map_err(errno_of))
+            }
+        }
     }
+    // ANCHOR_END: handle
 }

@@ -2,7 +2,7 @@
 
 //! I/O queues: creating and deleting them, with a handler each, and a
 //! first real Read and Write through each one; and `start`, as stages 11
-//! to 14 and 16 to 20 start the controller: stage 10's count, then working I/O queues.
+//! to 14 and 16 to 21 start the controller: stage 10's count, then working I/O queues.
 
 use kernel::{
     device::Core,
@@ -82,9 +82,22 @@ pub(crate) fn start<P: Pending>(
     fault: u32,
     tests: BringUpTests,
 ) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
+    start_deep(pdev, ctrl, irqs, fault, tests, IO_DEPTH)
+}
+
+/// [`start`], with I/O queues of `depth` entries each (the speed stage's;
+/// [`IO_DEPTH`] for the stages before it).
+pub(crate) fn start_deep<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    ctrl: &Controller,
+    irqs: &mut Interrupts<'_, P>,
+    fault: u32,
+    tests: BringUpTests,
+    depth: u16,
+) -> Result<(IdCtrl, KVec<IoQueue<P>>)> {
     let (id, count, vecs) = bring_up_and_count(pdev, ctrl, irqs, fault, tests)?;
     let created: Result<KVec<IoQueue<P>>> = (|| {
-        let io = create(pdev, ctrl.admin(), ctrl.regs(), count, vecs)?;
+        let io = create(pdev, ctrl.admin(), ctrl.regs(), count, vecs, depth)?;
         register(irqs, &io)?;
         Ok(io)
     })();
@@ -124,21 +137,23 @@ pub(crate) fn stop<P: Pending>(pdev: &pci::Device<Core<'_>>, ctrl: &Controller, 
 // ANCHOR_END: stop
 
 // ANCHOR: create
-/// Creates I/O queue pairs 1..=`count`: for each, a completion queue on its
-/// vector with interrupts enabled, then a submission queue that posts to it.
-/// (A CQ must exist before an SQ can name it.)
+/// Creates I/O queue pairs 1..=`count` of `depth` entries: for each, a
+/// completion queue on its vector with interrupts enabled, then a
+/// submission queue that posts to it. (A CQ must exist before an SQ can
+/// name it.)
 pub(crate) fn create<P: Pending>(
     pdev: &pci::Device<Core<'_>>,
     admin: &AdminQueue,
     regs: &Arc<Registers>,
     count: u16,
     vectors: u32,
+    depth: u16,
 ) -> Result<KVec<IoQueue<P>>> {
     // TODO (exercise 1): Create I/O queue pairs 1..=`count` and return
     // them, in qid order, each as `IoQueue { queue, vector }` with its
     // vector from `vector_of(qid, vectors)`. The contract (NVMe 1.4,
     // section 5: Create I/O Completion Queue, Create I/O Submission Queue):
-    // - each pair is a `QueuePair` of IO_DEPTH entries for its qid, on the
+    // - each pair is a `QueuePair` of `depth` entries for its qid, on the
     //   controller's registers `regs`;
     // - an SQ names the CQ it posts to, and the controller refuses an SQ
     //   whose CQ does not exist yet: a pair's CQ comes first;
@@ -164,7 +179,7 @@ pub(crate) fn create<P: Pending>(
         regs,
         count,
         vector_of(1, vectors),
-        IO_DEPTH,
+        depth,
         admin_opc::CREATE_IO_CQ,
         admin_opc::CREATE_IO_SQ,
     );

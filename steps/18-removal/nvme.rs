@@ -22,6 +22,8 @@ pub(crate) mod command;
 pub(crate) mod controller;
 #[path = "../../solutions/lib/nvme/ctrl.rs"]
 pub(crate) mod ctrl;
+#[path = "../../solutions/lib/nvme/doorbell_buffer.rs"]
+pub(crate) mod doorbell_buffer;
 #[path = "../../solutions/lib/nvme/identify.rs"]
 pub(crate) mod identify;
 #[path = "../../solutions/lib/nvme/identify_log.rs"]

@@ -84,8 +84,7 @@ use io_queues::{
 };
 use kshim::{
     affinity,
-    lingering::Lingering,
-    queue_limits, //
+    lingering::Lingering, //
 };
 use nvme::{
     ctrl::{
@@ -212,22 +211,7 @@ impl pci::Driver for RNvmeDriver {
             // The block layer's limits for the disk, from the controller's,
             // and the disk moved under its controller.
             let block = ns.block_size().ok_or(EIO)?;
-            let limits = disk_limits::limits(&id, ctrl.cap().min_page_size(), block);
-            queue_limits::apply(disk.gen_disk(), &limits)?;
-            queue_limits::set_parent(disk.gen_disk(), pdev.as_ref())?;
-            dev_info!(
-                pdev,
-                "disk rnvme{}n1 limits: {} KiB per request, {} segments, write cache {}, {} discard ranges per command\n",
-                disk.number(),
-                limits.max_hw_sectors / 2,
-                limits.max_segments,
-                if limits.write_cache { "on" } else { "off" },
-                if limits.max_discard_sectors > 0 {
-                    limits.max_discard_segments
-                } else {
-                    0
-                }
-            );
+            disk_limits::set_up(pdev, &disk, &id, ctrl.cap().min_page_size(), block)?;
             // ANCHOR_END: limits
             // Each I/O queue's interrupt to the CPUs that submit to it (the
             // tag set's map says which).

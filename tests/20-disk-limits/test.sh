@@ -27,20 +27,6 @@ qemu_trace() {
 }
 # traced_since N: QEMU's trace lines after the first N.
 traced_since() { tail -n +"$(($1 + 1))" "$RKW_NVME_TRACE" 2>/dev/null; }
-# fio_verify DESC FIO_ARGS...: a randwrite with crc32c verification, one job
-# per vCPU, each in its own 8 MiB region from 40 MiB.
-fio_verify() {
-	local desc=$1 out rc=0
-	shift
-	out=$(within 240 fio --name=rkw --filename="$DEV" --ioengine=libaio --direct=1 --rw=randwrite \
-		--verify=crc32c --verify_fatal=1 --numjobs="$CPUS" --offset=40M --offset_increment=8M \
-		--size=4M --group_reporting "$@" 2>&1) || rc=$?
-	if [ $rc -eq 0 ] && grep -q "err= 0" <<<"$out"; then
-		pass "$desc"
-	else
-		fail "$desc" "fio exited with $rc:" "$(grep -iE 'verify|err|bad' <<<"$out" | head -8)" "$(excerpt 10)"
-	fi
-}
 
 bind_only "$D0"
 mark

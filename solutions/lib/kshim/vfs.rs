@@ -68,8 +68,9 @@ impl File {
         NonNull::new(ptr).map(Self).ok_or(ENOENT)
     }
 
-    /// The raw pointer, for the C calls.
-    fn as_ptr(&self) -> *mut bindings::file {
+    /// The raw pointer, for the C calls (and for the other wrappers of the
+    /// shim, such as stage 34's kiocbs).
+    pub(crate) fn as_ptr(&self) -> *mut bindings::file {
         self.0.as_ptr()
     }
 

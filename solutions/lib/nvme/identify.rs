@@ -28,6 +28,9 @@ pub(crate) struct IdCtrl {
     pub(crate) mdts: u8,
     /// Controller ID (79:78).
     pub(crate) cntlid: u16,
+    /// Optional Admin Command Support (257:256): bit 8, Doorbell Buffer
+    /// Config (shadow doorbells).
+    pub(crate) oacs: u16,
     /// Number of namespaces (519:516).
     pub(crate) nn: u32,
     /// Optional NVM Command Support (521:520): bit 2, Dataset Management.
@@ -48,6 +51,7 @@ impl IdCtrl {
             fr: array(page, 64)?,
             mdts: *page.get(77)?,
             cntlid: le16(page, 78)?,
+            oacs: le16(page, 256)?,
             nn: le32(page, 516)?,
             oncs: le16(page, 520)?,
             vwc: *page.get(525)?,

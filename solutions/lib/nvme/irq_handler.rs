@@ -13,8 +13,10 @@ use kernel::{
 };
 
 use super::queue::{
+    Batch,
     Pending,
-    QueuePair, //
+    QueuePair,
+    BATCH, //
 };
 
 // ANCHOR: handler
@@ -29,11 +31,20 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // A shared vector also fires for the other queues on it (and a
         // shared INTx line for other devices): "not ours" when there was
         // nothing to reap lets the kernel tell a stuck line.
-        let reaped = self.0.reap();
         // The block requests among them (stage 13), each finished with the
         // queue's lock released: finishing one may submit its next piece.
-        while let Some((cqe, request)) = self.0.take_finished() {
-            request.finish(&self.0, cqe);
+        // The first few come with the reap, in one lock round trip; the
+        // rest a batch at a time.
+        let mut batch: Batch<P> = core::array::from_fn(|_| None);
+        let (reaped, mut taken) = self.0.reap_batch(&mut batch);
+        while taken > 0 {
+            for (cqe, request) in batch.iter_mut().filter_map(Option::take) {
+                request.finish(&self.0, cqe);
+            }
+            if taken < BATCH {
+                break;
+            }
+            taken = self.0.take_finished(&mut batch);
         }
         if reaped > 0 {
             IrqReturn::Handled

@@ -31,6 +31,14 @@
 //! would have failed it, and the queue refuses new commands. Passthrough
 //! commands from user space share an I/O queue with the disk's requests:
 //! they take identifiers above the tags (`reserve_tags`).
+//!
+//! The speed stage deepens the I/O queues (up to 1024 entries: the
+//! finished requests are a list, not a bitmap of 64 bits), hands the
+//! handler its finished requests a batch at a time (one lock round trip
+//! for several), and rings doorbells through shadow doorbells
+//! ([`QueuePair::use_shadow`]) when the controller offers them.
+
+use core::cell::Cell;
 
 use kernel::{
     device::{
@@ -69,6 +77,7 @@ use super::{
         Completion,
         Status, //
     },
+    doorbell_buffer::DoorbellBuffer,
     registers::Registers,
     ring::{
         CqRing,
@@ -105,6 +114,16 @@ pub(crate) type AdminQueue = QueuePair<NoRequests>;
 pub(crate) const ADMIN_DEPTH: u16 = 32;
 /// How long an admin command may take before its submitter gives up.
 pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
+/// The most entries a queue pair may have: the most identifiers the
+/// finished list and the slots are sized for (the C driver's default
+/// `io_queue_depth`).
+pub(crate) const MAX_DEPTH: u16 = 1024;
+/// Finished requests the interrupt handler takes per lock round trip
+/// ([`QueuePair::reap_batch`]).
+pub(crate) const BATCH: usize = 8;
+/// What the handler takes from the queue: finished requests with their
+/// completions, `BATCH` at most at a time.
+pub(crate) type Batch<P> = [Option<(Completion, P)>; BATCH];
 // ANCHOR_END: pending
 
 // ANCHOR: slot
@@ -123,8 +142,10 @@ pub(super) enum Slot<P> {
     /// queue is dropped) ends it too.
     Abandoned,
     /// A block request's command, submitted by `issue` (the identifier is
-    /// the request's tag) at the given time; nobody sleeps on it.
-    Request(P, Instant<Monotonic>),
+    /// the request's tag) at the given time; nobody sleeps on it. (`None`:
+    /// not read at submission, see [`QueuePair::stamp_lazily`]; the
+    /// watchdog stamps it when it first sees it.)
+    Request(P, Option<Instant<Monotonic>>),
     /// Its completion came; the handler finishes it (`take_finished`).
     Finished(Completion, P),
 }
@@ -135,16 +156,19 @@ pub(super) enum Slot<P> {
 pub(super) struct Rings<P> {
     pub(super) sq: SqRing,
     pub(super) cq: CqRing,
-    /// One slot per command identifier.
-    slots: KVec<Slot<P>>,
+    /// One slot per command identifier (up to 1024: maybe more than
+    /// kmalloc gives in one piece).
+    slots: KVVec<Slot<P>>,
     /// Where the search for a free identifier starts: identifiers go round,
     /// as a hint for the reader of a trace.
     next_cid: u16,
     /// Completions reaped, in all: by the interrupt handler, or (stage 08)
     /// by the submitters' polling.
     pub(super) reaped: u64,
-    /// The identifiers whose slot is `Finished`, one bit each.
-    finished: u64,
+    /// The identifiers whose slot is `Finished`, for the handler to take:
+    /// its capacity is the depth, so that pushing never allocates (each
+    /// identifier is in it at most once).
+    finished: KVec<u16>,
     /// The first identifier `submit` may use: the ones below are the disk's
     /// tags, which `issue` uses.
     first_cid: u16,
@@ -156,6 +180,16 @@ pub(super) struct Rings<P> {
     /// Set before the queue pair is deleted: its doorbells are not rung
     /// any more (see [`QueuePair::close_doorbells`]).
     doorbells_closed: bool,
+    /// Whether `issue` reads the clock for each request (else the
+    /// watchdog stamps it: [`QueuePair::stamp_lazily`]).
+    stamp_at_issue: bool,
+    /// The shadow doorbells, once the controller was told of them (only
+    /// I/O queues: see [`QueuePair::use_shadow`]).
+    shadow: Option<Arc<DoorbellBuffer>>,
+    /// Doorbell register writes, and new values the shadow alone carried
+    /// (a `Cell`: `ring_doorbell` sees the rings shared, under the lock).
+    mmio_doorbells: Cell<u64>,
+    shadow_only: Cell<u64>,
 }
 
 impl<P> Rings<P> {
@@ -212,7 +246,9 @@ impl<P> Rings<P> {
         if let Some(slot) = self.slot(cqe.cid) {
             if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
                 *slot = Slot::Finished(cqe, r);
-                self.finished |= 1u64 << cqe.cid;
+                // Within capacity: `cid` was not in the list (its slot was
+                // a `Request`), and the list holds every identifier.
+                let _ = self.finished.push_within_capacity(cqe.cid);
             }
         }
     }
@@ -233,6 +269,8 @@ impl<P> Rings<P> {
 pub(crate) struct QueuePair<P: Pending> {
     /// The queue ID: 0 for the admin queue, 1.. for I/O queues.
     qid: u16,
+    /// Entries in each ring.
+    depth: u16,
     /// The registers: the handler rings the CQ head doorbell.
     regs: Arc<Registers>,
     /// Submission queue entries: 64-byte commands, read by the controller.
@@ -264,11 +302,10 @@ impl<P: Pending> QueuePair<P> {
         qid: u16,
         depth: u16,
     ) -> Result<Arc<Self>> {
-        // One bit per identifier in `finished`.
-        if depth > 64 {
+        if depth > MAX_DEPTH {
             return Err(EINVAL);
         }
-        let mut slots = KVec::with_capacity(depth.into(), GFP_KERNEL)?;
+        let mut slots = KVVec::with_capacity(depth.into(), GFP_KERNEL)?;
         for _ in 0..depth {
             slots.push(Slot::Free, GFP_KERNEL)?;
         }
@@ -278,11 +315,15 @@ impl<P: Pending> QueuePair<P> {
             slots,
             next_cid: 0,
             reaped: 0,
-            finished: 0,
+            finished: KVec::with_capacity(depth.into(), GFP_KERNEL)?,
             first_cid: 0,
             dead: false,
             unrung: false,
             doorbells_closed: false,
+            stamp_at_issue: true,
+            shadow: None,
+            mmio_doorbells: Cell::new(0),
+            shadow_only: Cell::new(0),
         };
         Arc::pin_init(
             try_pin_init!(Self {
@@ -291,6 +332,7 @@ impl<P: Pending> QueuePair<P> {
                 sq_doorbell: regs.cap().sq_tail_doorbell(qid),
                 cq_doorbell: regs.cap().cq_head_doorbell(qid),
                 qid,
+                depth,
                 regs,
                 rings <- new_spinlock_irq!(rings, "rnvme_admin_rings"),
                 completed <- new_condvar!("rnvme_admin_completed"),
@@ -308,6 +350,39 @@ impl<P: Pending> QueuePair<P> {
     /// The queue ID.
     pub(crate) fn qid(&self) -> u16 {
         self.qid
+    }
+
+    /// Entries in each ring.
+    pub(crate) fn depth(&self) -> u16 {
+        self.depth
+    }
+
+    // ANCHOR: use_shadow
+    /// From now on this queue's doorbells go through `shadow` (the speed
+    /// stage): the controller was sent Doorbell Buffer Config for it, while
+    /// nothing was in flight on the queue. An admin queue never does (the
+    /// C driver's does not either; QEMU copies its register writes).
+    pub(crate) fn use_shadow(&self, shadow: &Arc<DoorbellBuffer>) {
+        self.rings.lock().shadow = Some(shadow.clone());
+    }
+    // ANCHOR_END: use_shadow
+
+    // ANCHOR: stamp_lazily
+    /// From now on `issue` does not read the clock (the speed stage): the
+    /// watchdog stamps a request the first time it looks
+    /// (`oldest_request`), so a request's age is counted from at most one
+    /// of the watchdog's periods after it was submitted, and a request that
+    /// never completes is aborted that much later.
+    pub(crate) fn stamp_lazily(&self) {
+        self.rings.lock().stamp_at_issue = false;
+    }
+    // ANCHOR_END: stamp_lazily
+
+    /// Doorbell register writes so far, and new doorbell values that only
+    /// the shadow doorbells carried.
+    pub(crate) fn doorbell_writes(&self) -> (u64, u64) {
+        let rings = self.rings.lock();
+        (rings.mmio_doorbells.get(), rings.shadow_only.get())
     }
 
     /// Bus address of the submission queue, for ASQ or Create I/O SQ.
@@ -343,22 +418,53 @@ impl<P: Pending> QueuePair<P> {
     /// was not ours.
     pub(crate) fn reap(&self) -> u32 {
         let mut rings = self.rings.lock();
-        let n = self.reap_locked(&mut rings);
-        if n > 0 {
+        self.reap_and_wake(&mut rings)
+    }
+
+    /// `reap_locked`, and the sleepers woken if a completion was not a
+    /// block request's (only a sleeper's, or an abandoned one's, can be).
+    fn reap_and_wake(&self, rings: &mut Rings<P>) -> u32 {
+        let before = rings.finished.len();
+        let n = self.reap_locked(rings);
+        let requests = rings.finished.len().saturating_sub(before);
+        if n as usize > requests {
             // Every sleeper looks at its own slot.
             self.completed.notify_all();
         }
         n
+    }
+
+    /// The interrupt handler's reap (the speed stage's): [`QueuePair::reap`],
+    /// and in the same lock round trip the first finished requests, into
+    /// `batch`. Returns how many completions there were, and how many
+    /// requests `batch` got: if it is full, [`QueuePair::take_finished`]
+    /// has more.
+    pub(crate) fn reap_batch(&self, batch: &mut Batch<P>) -> (u32, usize) {
+        let mut rings = self.rings.lock();
+        let n = self.reap_and_wake(&mut rings);
+        (n, Self::take_locked(&mut rings, batch))
     }
     // ANCHOR_END: reap
 
     /// Writes `value` to the doorbell at `offset`, unless the doorbells are
     /// closed. `rings` is what the lock guards: the doorbell is rung with
     /// it held, which orders the write with [`QueuePair::close_doorbells`].
+    /// With shadow doorbells (`use_shadow`), the value goes to the shadow
+    /// first, and to the register only if the controller asks for it.
     pub(super) fn ring_doorbell(&self, rings: &Rings<P>, value: u16, offset: usize) -> Result {
         if rings.doorbells_closed {
             return Ok(());
         }
+        if let Some(shadow) = &rings.shadow {
+            // A doorbell outside the pages (`entry_of` says none is) goes
+            // to its register: slower, never lost.
+            let entry = DoorbellBuffer::entry_of(offset);
+            if let Some(Ok(false)) = entry.map(|e| shadow.update(e, value)) {
+                rings.shadow_only.set(rings.shadow_only.get() + 1);
+                return Ok(());
+            }
+        }
+        rings.mmio_doorbells.set(rings.mmio_doorbells.get() + 1);
         self.regs.ring_doorbell(value, offset)
     }
 
@@ -476,11 +582,12 @@ impl<P: Pending> QueuePair<P> {
             return Err((e, request));
         }
         rings.unrung = !ring;
+        let since = rings.stamp_at_issue.then(Instant::now);
         // The completion may come as soon as the doorbell rang, but the
         // handler takes the lock first, which we hold until the slot says
         // whose it is.
         if let Some(slot) = rings.slot(tag) {
-            *slot = Slot::Request(request, Instant::now());
+            *slot = Slot::Request(request, since);
         }
         Ok(())
     }
@@ -507,22 +614,31 @@ impl<P: Pending> QueuePair<P> {
         rings.unrung = false;
     }
 
-    /// Takes a block request whose completion the handler reaped.
-    pub(crate) fn take_finished(&self) -> Option<(Completion, P)> {
-        let mut rings = self.rings.lock();
-        if rings.finished == 0 {
-            return None;
-        }
-        let cid = rings.finished.trailing_zeros();
-        rings.finished &= !(1u64 << cid);
-        let slot = rings.slot(cid as u16)?;
-        match core::mem::replace(slot, Slot::Free) {
-            Slot::Finished(cqe, r) => Some((cqe, r)),
-            other => {
-                *slot = other;
-                None
+    /// Takes block requests whose completion the handler reaped, as many
+    /// as `batch` holds; returns how many it got.
+    pub(crate) fn take_finished(&self, batch: &mut Batch<P>) -> usize {
+        Self::take_locked(&mut self.rings.lock(), batch)
+    }
+
+    /// `take_finished`, with the lock held.
+    fn take_locked(rings: &mut Rings<P>, batch: &mut Batch<P>) -> usize {
+        let mut n = 0;
+        while n < batch.len() {
+            let Some(cid) = rings.finished.pop() else {
+                break;
+            };
+            let Some(slot) = rings.slot(cid) else {
+                continue;
+            };
+            match core::mem::replace(slot, Slot::Free) {
+                Slot::Finished(cqe, r) => {
+                    batch[n] = Some((cqe, r));
+                    n += 1;
+                }
+                other => *slot = other,
             }
         }
+        n
     }
     // ANCHOR_END: issue
 
@@ -530,11 +646,12 @@ impl<P: Pending> QueuePair<P> {
     /// The identifier of the block request in flight the longest, and for
     /// how long it has been.
     pub(crate) fn oldest_request(&self) -> Option<(u16, Delta)> {
-        let rings = self.rings.lock();
+        let mut rings = self.rings.lock();
+        let now = Instant::now();
         let mut oldest: Option<(u16, Delta)> = None;
-        for (cid, slot) in rings.slots.iter().enumerate() {
+        for (cid, slot) in rings.slots.iter_mut().enumerate() {
             if let Slot::Request(_, since) = slot {
-                let age = since.elapsed();
+                let age = now - *since.get_or_insert(now);
                 if oldest.is_none_or(|(_, a)| age > a) {
                     oldest = Some((u16::try_from(cid).ok()?, age));
                 }

@@ -57,6 +57,20 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
         file.open_read(root)
     }
 
+    // ANCHOR: read
+    /// Reads into `buf` from byte `offset` of `file` (`Tread`): the bytes
+    /// read. Stage 28 reads in the worker, which sleeps while the disk
+    /// works; stage 35 awaits stage 34's file reactor instead.
+    fn read<'a>(
+        &'a self,
+        file: &'a File,
+        buf: &'a mut [u8],
+        offset: u64,
+    ) -> impl Future<Output = Result<usize>> + Send + 'a {
+        async move { file.read_at(buf, offset) }
+    }
+    // ANCHOR_END: read
+
     /// The largest `msize` agreed to in `Tversion`.
     fn max_msize(&self) -> u32 {
         MAX_MSIZE

@@ -232,6 +232,31 @@ pub(crate) struct Session<V: Vfs, R: Reach> {
 }
 // ANCHOR_END: session
 
+// ANCHOR: begun
+/// What [`Session::begin`] made of a frame.
+pub(crate) enum Begun<'s, V: Vfs> {
+    /// The reply is encoded: its length ([`Session::reply`]).
+    Answered(usize),
+    /// A `Tread` that passed every check, whose read is the caller's.
+    Read(ReadTarget<'s, V>),
+}
+
+/// A `Tread` to do: read into `buf` from byte `offset` of `file` (for
+/// `user`, through `vfs`, or any other way: `file` was opened as `user`),
+/// then hand the result to [`Session::finish_read`] with `tag`. It borrows
+/// the session: nothing else is answered meanwhile.
+pub(crate) struct ReadTarget<'s, V: Vfs> {
+    pub(crate) tag: u16,
+    pub(crate) vfs: &'s V,
+    pub(crate) user: &'s V::User,
+    pub(crate) file: &'s V::File,
+    pub(crate) offset: u64,
+    /// As many bytes as the reply may carry: the client's count, within
+    /// `msize`.
+    pub(crate) buf: &'s mut [u8],
+}
+// ANCHOR_END: begun
+
 impl<V: Vfs, R: Reach> Session<V, R> {
     /// A session before `Tversion`, serving `root` from `vfs` within
     /// `limits`; `out` and `data` become its buffers.
@@ -309,8 +334,7 @@ impl<V: Vfs, R: Reach> Session<V, R> {
 
     /// Encodes `Rlerror` with `ecode` and `tag`; returns its length.
     fn lerror(&mut self, tag: u16, ecode: Errno) -> usize {
-        let reply = Reply::Lerror(Rlerror { ecode });
-        p9::encode_reply(tag, &reply, self.out.as_mut()).unwrap_or(0)
+        lerror(self.out.as_mut(), tag, ecode)
     }
 
     /// Encodes `reply`; its length.
@@ -322,10 +346,41 @@ impl<V: Vfs, R: Reach> Session<V, R> {
     /// Answers the request in `frame` (one whole frame, at most `msize`
     /// bytes); returns the length of the reply (`reply`). Every request
     /// gets a reply: an error, a malformed message, an unknown type all get
-    /// `Rlerror`.
+    /// `Rlerror`. A `Tread` reads through the `Vfs` here; a server that
+    /// reads some other way (stage 35 awaits a reactor) calls [`begin`]
+    /// and [`finish_read`] instead.
+    ///
+    /// [`begin`]: Session::begin
+    /// [`finish_read`]: Session::finish_read
     pub(crate) fn handle(&mut self, frame: &[u8]) -> usize {
+        match self.begin(frame) {
+            Begun::Answered(len) => len,
+            Begun::Read(ReadTarget {
+                tag,
+                vfs,
+                user,
+                file,
+                offset,
+                buf,
+            }) => {
+                let result = vfs.read(user, file, offset, buf);
+                self.finish_read(tag, result)
+            }
+        }
+    }
+    // ANCHOR_END: handle
+
+    // ANCHOR: begin
+    /// Answers the request in `frame` as [`handle`](Session::handle) does,
+    /// except a `Tread` that passed every check: its read is the caller's,
+    /// into the target's buffer, and its reply is
+    /// [`finish_read`](Session::finish_read)'s.
+    pub(crate) fn begin(&mut self, frame: &[u8]) -> Begun<'_, V> {
         let (tag, answer) = match p9::decode_request(frame, self.msize) {
-            Ok(request) => (request.tag, self.dispatch(request.tag, request.body)),
+            Ok(request) => match request.body {
+                Request::Read(t) if self.versioned => return self.begin_read(request.tag, t),
+                body => (request.tag, self.dispatch(request.tag, body)),
+            },
             Err(e) => {
                 // The header was checked before: its tag and type are there.
                 let header = frame::read_header(frame, self.msize).ok();
@@ -336,11 +391,32 @@ impl<V: Vfs, R: Reach> Session<V, R> {
                 (header.map_or(frame::NOTAG, |h| h.tag), Err(ecode))
             }
         };
+        Begun::Answered(match answer {
+            Ok(len) => len,
+            Err(ecode) => self.lerror(tag, ecode),
+        })
+    }
+
+    /// Encodes the reply to the `Tread` of `tag` that [`begin`] handed
+    /// out, now that its read returned `result` (the bytes read into the
+    /// target's buffer, from its start); returns the reply's length.
+    ///
+    /// [`begin`]: Session::begin
+    pub(crate) fn finish_read(&mut self, tag: u16, result: VResult<usize>) -> usize {
+        let data = &self.data;
+        let out = &mut self.out;
+        let answer = result.and_then(|n| {
+            // A read never returns more than it was given room for; if one
+            // did, the bytes past it would be a previous reply's.
+            let data = data.as_ref().get(..n).ok_or(EIO)?;
+            p9::encode_reply(tag, &Reply::Read(Rread { data }), out.as_mut()).map_err(|e| e.errno())
+        });
         match answer {
             Ok(len) => len,
             Err(ecode) => self.lerror(tag, ecode),
         }
     }
+    // ANCHOR_END: begin
 
     /// Answers one decoded request. Before a `Tversion` was agreed to,
     /// only `Tversion` is answered: a session starts with one (the
@@ -360,7 +436,8 @@ impl<V: Vfs, R: Reach> Session<V, R> {
             Request::Flush(_) => Reply::Flush,
             Request::Walk(t) => return self.walk(tag, t),
             Request::Lopen(t) => self.lopen(t)?,
-            Request::Read(t) => return self.read(tag, t),
+            // `begin` reads, or hands the read out.
+            Request::Read(_) => return Err(EPROTO),
             Request::Readdir(t) => return self.readdir(tag, t),
             Request::Getattr(t) => self.getattr(t)?,
             Request::Readlink(t) => return self.readlink(tag, t.fid),
@@ -557,26 +634,25 @@ impl<V: Vfs, R: Reach> Session<V, R> {
     }
     // ANCHOR_END: lopen
 
-    // ANCHOR: read
-    /// `Tread`: up to `count` bytes (and what fits in `msize`) from `offset`.
-    fn read(&mut self, tag: u16, t: Tread) -> Answer {
-        let max = (self.msize as usize).saturating_sub(RREAD_HEADER_SIZE);
-        let count = (t.count as usize).min(max);
-        let fid = self.fids.get(t.fid)?;
-        let file = fid.open.as_ref().ok_or(EBADF)?;
-        // A directory is listed with `Treaddir`: `kernel_read` on one fails
-        // too, but logs a warning first ("kernel read not supported"),
-        // which a client could repeat at will.
-        if self.nodes.get(fid.node)?.is_dir() {
-            return Err(EISDIR);
+    /// `Tread`: the checks of [`read_target`]; the read is
+    /// [`begin`](Session::begin)'s caller's.
+    fn begin_read(&mut self, tag: u16, t: Tread) -> Begun<'_, V> {
+        // Borrowed field by field: the target borrows the fid's file and
+        // the data buffer, and an error is encoded into `out` beside them.
+        let Self {
+            vfs,
+            fids,
+            nodes,
+            data,
+            out,
+            msize,
+            ..
+        } = self;
+        match read_target(vfs, fids, nodes, data.as_mut(), *msize, tag, t) {
+            Ok(target) => Begun::Read(target),
+            Err(ecode) => Begun::Answered(lerror(out.as_mut(), tag, ecode)),
         }
-        let buf = self.data.as_mut().get_mut(..count).ok_or(EINVAL)?;
-        let n = self.vfs.read(&fid.user, file, t.offset, buf)?;
-        let data = self.data.as_ref().get(..n).ok_or(EINVAL)?;
-        let reply = Reply::Read(Rread { data });
-        p9::encode_reply(tag, &reply, self.out.as_mut()).map_err(|e| e.errno())
     }
-    // ANCHOR_END: read
 
     // ANCHOR: readdir
     /// `Treaddir`: the stage's reach lists the open directory, into what
@@ -652,6 +728,47 @@ impl<V: Vfs, R: Reach> Session<V, R> {
         p9::encode_reply(tag, &reply, self.out.as_mut()).map_err(|e| e.errno())
     }
     // ANCHOR_END: readlink
+}
+
+// ANCHOR: read
+/// `Tread`: the read the request `t` asks for, once it passed every check: up to
+/// `count` bytes (and what fits in `msize`) from `offset`, of a fid opened
+/// with `Tlopen`, into `data`.
+fn read_target<'s, V: Vfs>(
+    vfs: &'s V,
+    fids: &'s Fids<V>,
+    nodes: &Nodes<V>,
+    data: &'s mut [u8],
+    msize: u32,
+    tag: u16,
+    t: Tread,
+) -> VResult<ReadTarget<'s, V>> {
+    let max = (msize as usize).saturating_sub(RREAD_HEADER_SIZE);
+    let count = (t.count as usize).min(max);
+    let fid = fids.get(t.fid)?;
+    let file = fid.open.as_ref().ok_or(EBADF)?;
+    // A directory is listed with `Treaddir`: `kernel_read` on one fails
+    // too, but logs a warning first ("kernel read not supported"), which a
+    // client could repeat at will.
+    if nodes.get(fid.node)?.is_dir() {
+        return Err(EISDIR);
+    }
+    Ok(ReadTarget {
+        tag,
+        vfs,
+        user: &fid.user,
+        file,
+        offset: t.offset,
+        buf: data.get_mut(..count).ok_or(EINVAL)?,
+    })
+}
+// ANCHOR_END: read
+
+/// Encodes `Rlerror` with `ecode` and `tag` into `out`; returns its length
+/// (0 if it does not fit, which `out`'s `msize` bytes always allow).
+fn lerror(out: &mut [u8], tag: u16, ecode: Errno) -> usize {
+    let reply = Reply::Lerror(Rlerror { ecode });
+    p9::encode_reply(tag, &reply, out).unwrap_or(0)
 }
 
 /// The `size` field of the frame at the start of `buf`, once it has

@@ -61,6 +61,11 @@ fn main() {
     let nvme_ring = stage_file("06-nvme-rings/ring.rs");
     println!("cargo:rerun-if-changed={nvme_ring}");
     nvme_mods.push(("ring", nvme_ring.clone()));
+    // Stage 21's shadow doorbell arithmetic, this tree's.
+    let speed_root = stage_file("21-speed/rnvme.rs");
+    println!("cargo:rerun-if-changed={speed_root}");
+    let nvme_event_index = included(&speed_root, "event_index");
+    println!("cargo:rerun-if-changed={nvme_event_index}");
     let exec_root = stage_file("23-executor/rexec.rs");
     println!("cargo:rerun-if-changed={exec_root}");
     let exec_task_state = included(&exec_root, "task_state");
@@ -90,6 +95,7 @@ fn main() {
     let repo_prefix = format!("{}/", repo.display());
     let rel = |file: &str| file.strip_prefix(&repo_prefix).unwrap_or(file).to_string();
     let passthru_rel = rel(&nvme_passthru);
+    let event_index_rel = rel(&nvme_event_index);
     let task_state_rel = rel(&exec_task_state);
     let (r9p_passwd_rel, r9p_group_rel) = (rel(&r9p_passwd), rel(&r9p_group));
     let mut nvme = String::from(
@@ -135,6 +141,10 @@ fn main() {
          #[allow(dead_code)]\n\
          #[path = {nvme_passthru:?}]\n\
          pub mod nvme_passthru;\n\
+         /// Stage 21: shadow doorbells' event index, `{event_index_rel}`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {nvme_event_index:?}]\n\
+         pub mod nvme_event_index;\n\
          /// The file `nvme_passthru` is (for the lints on it).\n\
          pub const NVME_PASSTHRU_FILE: &str = {nvme_passthru:?};\n\
          /// The file `nvme::ring` is (for the lints on it).\n\

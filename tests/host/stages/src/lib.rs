@@ -2,7 +2,8 @@
 //! 02's parameter checks (`params_*`), the NVMe library's CAP decoding,
 //! commands, rings and Identify data, and stage 12's PRP lists and I/O
 //! commands (`nvme_*`; stage 12's `nvme_prp_*` and `nvme_io_*`), stage 15's
-//! passthrough ioctls (`nvme_passthru_*`), stage 23's task state machine
+//! passthrough ioctls (`nvme_passthru_*`), stage 21's shadow doorbell
+//! arithmetic (`nvme_event_index_*`), stage 23's task state machine
 //! (`exec_*`), stage 27's 9P codec (`p9_*`), stage 32's passwd and
 //! group files (`r9p_*`), and r9p's session logic over a fake VFS
 //! (`session_*`; `r9p_fake`, `r9p_session_harness`, which the `p9_session`
@@ -37,6 +38,8 @@ mod exec_spawn_bounds;
 mod exec_task_state_tests;
 #[cfg(test)]
 mod nvme_admin_vectors;
+#[cfg(test)]
+mod nvme_event_index_tests;
 #[cfg(test)]
 mod nvme_identify_vectors;
 #[cfg(test)]

@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: GPL-2.0
+
+//! What stage 20's driver pays that the C driver does not, removed: the
+//! queue depth (31 requests in flight per queue, against C's 1023), a
+//! doorbell register write per request where C writes one per batch that
+//! finds the controller asleep (shadow doorbells), and a 512 KiB bounce
+//! buffer per tag, which a deeper queue cannot afford.
+//!
+//! The library does the rest: its queue pair takes up to 1024 entries (the
+//! finished requests are a list, no longer a 64-bit map) and hands its
+//! interrupt handler a batch of them per lock round trip; its
+//! `doorbell_buffer` writes the shadow doorbells and asks this stage's
+//! `need_event` (`event_index.rs`) whether the register must be written
+//! too.
+
+use kernel::{
+    block::mq::{
+        Operations,
+        Request, //
+    },
+    device::Core,
+    pci,
+    prelude::*,
+    sync::Arc, //
+};
+
+use crate::{
+    disk::{
+        NvmeDisk,
+        Speedups,
+        Transfer, //
+    },
+    disk_limits::{
+        FullDisk,
+        MAX_REQUEST, //
+    },
+    event_index::need_event,
+    io_queues::IoQueue,
+    kshim::request,
+    nvme::{
+        cap::Cap,
+        cmd_buffer::{
+            Claim,
+            CmdBuffer,
+            View, //
+        },
+        command::Command,
+        ctrl::Controller,
+        doorbell_buffer::{
+            DoorbellBuffer,
+            OACS_DBBUF, //
+        },
+        identify::IdCtrl,
+        prp::{
+            self,
+            Prps, //
+        },
+        queue::{
+            Pending,
+            ADMIN_TIMEOUT,
+            MAX_DEPTH, //
+        }, //
+    }, //
+};
+
+/// The memory page size the driver uses (CC.MPS).
+const PAGE: usize = 4096;
+/// Bounce buffers of `MAX_REQUEST` per hardware queue, for the requests
+/// whose pages cannot be mapped (or all of them, with `zero_copy=0`): as
+/// many as the benchmark's 128 KiB reads keep in flight (8), twice.
+pub(crate) const POOL: usize = 16;
+
+// ANCHOR: queue_depth
+/// Entries of each I/O queue for a controller whose capabilities are
+/// `cap`: as many as it takes, at most the library's `MAX_DEPTH` (1024,
+/// the C driver's `io_queue_depth`).
+pub(crate) fn queue_depth(cap: &Cap) -> u16 {
+    // CAP.MQES is 0's based: `max_queue_entries` has added the one.
+    let most = cap.max_queue_entries().min(u32::from(MAX_DEPTH));
+    u16::try_from(most).unwrap_or(MAX_DEPTH)
+}
+// ANCHOR_END: queue_depth
+
+// ANCHOR: shadow_doorbells
+/// Shadow doorbells for the I/O queues `io`, if the controller offers them
+/// (`id`'s OACS bit 8): the two pages, Doorbell Buffer Config sent, and
+/// each I/O queue told to use them. Called while no command is in flight on
+/// an I/O queue (the disk does not exist yet). Returns how many queues use
+/// them (0: the controller offers none, or refused).
+pub(crate) fn shadow_doorbells<P: Pending>(
+    pdev: &pci::Device<Core<'_>>,
+    ctrl: &Controller,
+    id: &IdCtrl,
+    io: &[IoQueue<P>],
+) -> Result<usize> {
+    if id.oacs & OACS_DBBUF == 0 {
+        dev_info!(
+            pdev,
+            "no shadow doorbells: the controller does not offer them\n"
+        );
+        return Ok(0);
+    }
+    let shadow = DoorbellBuffer::new(pdev.as_ref(), need_event)?;
+    // A controller that refuses keeps ringing on its registers alone, as
+    // before: the C driver goes on without them too.
+    if ctrl
+        .admin()
+        .submit(pdev.as_ref(), &shadow.command(), ADMIN_TIMEOUT)
+        .is_err()
+    {
+        dev_warn!(pdev, "Doorbell Buffer Config failed: no shadow doorbells\n");
+        return Ok(0);
+    }
+    for q in io {
+        q.queue.use_shadow(&shadow);
+    }
+    dev_info!(pdev, "shadow doorbells on for {} I/O queues\n", io.len());
+    Ok(io.len())
+}
+// ANCHOR_END: shadow_doorbells
+
+// ANCHOR: speed_disk
+/// Stage 20's disk, with tags that own a page each (the PRP list, the SGL
+/// segment, and the data of a Dataset Management or of a request of a
+/// page at most through a bounce buffer), and a pool of larger bounce
+/// buffers per hardware queue.
+pub(crate) struct SpeedDisk {
+    full: FullDisk,
+    /// Per hardware queue, its bounce buffers of `MAX_REQUEST`.
+    pools: KVec<KVec<Arc<CmdBuffer>>>,
+}
+
+impl SpeedDisk {
+    /// `full`, with a pool for each of `queues` hardware queues.
+    pub(crate) fn new(pdev: &pci::Device<Core<'_>>, full: FullDisk, queues: usize) -> Result<Self> {
+        let entries = prp::list_entries_for(MAX_REQUEST as u32, PAGE as u32);
+        let mut pools = KVec::with_capacity(queues, GFP_KERNEL)?;
+        for _ in 0..queues {
+            let mut pool = KVec::with_capacity(POOL, GFP_KERNEL)?;
+            for _ in 0..POOL {
+                pool.push(
+                    CmdBuffer::new(pdev.as_ref(), MAX_REQUEST, entries, 0)?,
+                    GFP_KERNEL,
+                )?;
+            }
+            pools.push(pool, GFP_KERNEL)?;
+        }
+        Ok(SpeedDisk { full, pools })
+    }
+}
+
+impl Speedups for SpeedDisk {
+    type Mapping = <FullDisk as Speedups>::Mapping;
+    const SGL_ENTRIES: usize = FullDisk::SGL_ENTRIES;
+    const BOUNCE_SIZE: usize = MAX_REQUEST;
+    const BATCH: bool = FullDisk::BATCH;
+    const TAG_BYTES: usize = PAGE;
+
+    fn map<T: Operations>(
+        &self,
+        rq: &Request<T>,
+        transfer: Transfer,
+        view: &mut View<'_>,
+    ) -> Option<(Self::Mapping, Prps, bool)> {
+        self.full.map(rq, transfer, view)
+    }
+
+    fn large_bounce<T: Operations>(&self, rq: &Request<T>) -> Option<Claim> {
+        // The request's own hardware queue: a buffer it gives back ends a
+        // request of that queue, and that is when blk-mq runs it again.
+        let pool = self.pools.get(request::hw_queue(rq))?;
+        pool.iter().find_map(|b| b.claim())
+    }
+
+    fn write_cache(&self) -> bool {
+        self.full.write_cache()
+    }
+
+    fn discard(
+        &self,
+        rq: &Request<NvmeDisk<Self>>,
+        block_shift: u32,
+        tag_page: &mut View<'_>,
+    ) -> Result<Command> {
+        self.full.discard_of(rq, block_shift, tag_page)
+    }
+}
+// ANCHOR_END: speed_disk
