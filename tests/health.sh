@@ -5,14 +5,20 @@
 # Kernel log lines that mean the module under test broke the kernel.
 RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at|enqueued on deprecated workqueue'
 
-# log_since MARK: the kernel log after the line MARK, with timestamps.
+# log_since MARK: the kernel log after the line MARK, with timestamps. (One
+# awk, not two seds: every process costs about 0.15 s under TCG on the debug
+# kernel, and the tests read the log hundreds of times.)
 log_since() {
-	dmesg | sed -n "/$1/,\$p" | sed '1d'
+	dmesg | awk -v mark="$1" 'seen { print; next } index($0, mark) { seen = 1 }'
 }
 
 # bad_taint: the kernel's taint flags, less those that mean no trouble:
 # O (4096, out-of-tree module) and E (8192, unsigned module). 0 is healthy.
-bad_taint() { echo $(($(cat /proc/sys/kernel/tainted) & ~(4096 | 8192))); }
+bad_taint() {
+	local t
+	read -r t </proc/sys/kernel/tainted
+	echo $((t & ~(4096 | 8192)))
+}
 
 # ---- leaks (kmemleak) --------------------------------------------------------
 # Boots of stages with KMEMLEAK=yes have kmemleak on (scripts/test.sh).

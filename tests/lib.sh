@@ -97,7 +97,7 @@ mark() {
 
 # dmesg_since_mark: the kernel log since the last mark, without timestamps.
 dmesg_since_mark() {
-	log_since "$RKW_MARK" | sed 's/^\[ *[0-9.]*\] //'
+	dmesg | awk -v mark="$RKW_MARK" 'seen { sub(/^\[ *[0-9.]*\] /, ""); print; next } index($0, mark) { seen = 1 }'
 }
 
 excerpt() { # the last lines of the log since the mark, for failure reports

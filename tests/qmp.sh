@@ -59,6 +59,8 @@ qmp_ready() {
 qmp() {
 	local cmd=$1 n d=${RKW_QMP_DIR:-} deadline reply
 	qmp_ready || return 2
+	# A device plugged or unplugged changes the PCI addresses' table.
+	case $cmd in *'"device_add"'* | *'"device_del"'*) rm -f "$RKW_PCI_IDS" ;; esac
 	QMP_SEQ=$((QMP_SEQ + 1))
 	# Names sort in the order they were made (the agent runs them in name
 	# order); the shell's and the subshell's pids and the counter keep
@@ -168,18 +170,29 @@ qmp_device_add() {
 	done
 }
 
+# The table of QEMU ids and guest PCI addresses that qmp_pci_bdf answers
+# from: made by one query-pci and one python3 (each takes seconds under TCG
+# on the debug kernel) and kept for the rest of the boot (the file name has
+# the boot's id), until a device_add or device_del changes it (qmp removes
+# it then).
+read -r RKW_BOOT_ID </proc/sys/kernel/random/boot_id
+RKW_PCI_IDS=/tmp/rkw-pci-ids.$RKW_BOOT_ID
 qmp_pci_bdf() {
-	local reply
-	reply=$(qmp '{"execute":"query-pci"}') || return 1
-	python3 -c '
+	local reply id bdf
+	if [ ! -s "$RKW_PCI_IDS" ]; then
+		reply=$(qmp '{"execute":"query-pci"}') || return 1
+		python3 -c '
 import json, sys
 def walk(devs):
     for d in devs:
-        if d.get("qdev_id") == sys.argv[1]:
-            print("0000:%02x:%02x.%x" % (d["bus"], d["slot"], d["function"]))
-            sys.exit(0)
+        if d.get("qdev_id"):
+            print("%s 0000:%02x:%02x.%x" % (d["qdev_id"], d["bus"], d["slot"], d["function"]))
         walk(d.get("pci_bridge", {}).get("devices", []))
 for bus in json.loads(sys.stdin.read())["return"]:
-    walk(bus["devices"])
-sys.exit(1)' "$1" <<<"$reply"
+    walk(bus["devices"])' <<<"$reply" >"$RKW_PCI_IDS.$$" && mv "$RKW_PCI_IDS.$$" "$RKW_PCI_IDS" || return 1
+	fi
+	while read -r id bdf; do
+		[ "$id" != "$1" ] || { echo "$bdf" && return 0; }
+	done <"$RKW_PCI_IDS"
+	return 1
 }
