@@ -131,6 +131,12 @@ expect "run_boots: a kernel tainted at every boot is booted twice, then fails an
 	'grep -q "FAIL.*01-hello: solution passes its test (it did not run: the kernel was tainted at boot in two boots in a row)" <<<"$out"' \
 	'grep -q "RKW:gave-up the kernel was tainted at boot twice in a row" <<<"$out"'
 
+out=$(FAKE_TAINTED=all in_test_sh '
+	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:steps
+	judge 01-hello steps "$VMLOG"')
+expect "judge: a skeleton that never ran (tainted at boot twice) does not count as failing its test" "$out" \
+	'grep -q "FAIL.*01-hello: skeleton is not a solution (it did not run: the kernel was tainted at boot in two boots in a row)" <<<"$out"'
+
 out=$(FAKE_TAINTED="" FAKE_SILENT=1 in_test_sh '
 	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions
 	echo "boots $(cat "$W/boots-n")"')
@@ -147,9 +153,9 @@ out=$(FAKE_TAINTED="1 2" in_test_sh '
 	judge 01-hello solutions "$(job_log debug)"')
 expect "test.sh: a failure shows the lines of the boot that ran the stage, not another boot's" "$out" \
 	'grep -q "FAIL.*01-hello: solution passes its test" <<<"$out"' \
+	'! grep -q "35-9p-async-reads" <<<"$out"' \
 	'grep -q "its boot: .*vm-job6-debug-2.out" <<<"$out"' \
-	'grep -q "SKIP kernel tainted (32) at boot, before 01-hello solutions" <<<"$out"' \
-	'! grep -q "35-9p-async-reads" <<<"$out"'
+	'grep -q "SKIP kernel tainted (32) at boot, before 01-hello solutions" <<<"$out"'
 
 # ---- the modules a stage's test loads (USES) -------------------------------------
 # A copy of the repository's layout whose build-stage.sh only logs what it
