@@ -82,3 +82,22 @@ stage_env() {
 	# shellcheck disable=SC1090
 	(unset "$2" && . "$REPO/tests/$1/stage.env" && eval "echo \"\${$2:-}\"")
 }
+
+# build_uses STAGE FLAVOUR...: build the solutions of the stages whose modules
+# STAGE's test loads too (USES in its stage.env: stages 34 and 35 load stage
+# 20's rnvme), for each kernel FLAVOUR its trees boot on. The one way to
+# build them, for scripts/test.sh and scripts/teeth.py; a build that fails
+# says which, with the compiler's output, and the status is 1.
+build_uses() {
+	local stage=$1 used f out rc=0
+	shift
+	for used in $(stage_env "$stage" USES); do
+		for f in $(printf '%s\n' "$@" | sort -u); do
+			out=$(RKW_FLAVOUR=$f "$REPO/scripts/build-stage.sh" solutions "$used" 2>&1) || {
+				rc=1
+				printf 'the module of %s, which the test of %s loads, does not build (%s kernel):\n%s\n' "$used" "$stage" "$f" "$out"
+			}
+		done
+	done
+	return $rc
+}

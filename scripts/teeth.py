@@ -42,6 +42,9 @@ Variants (tree names teeth-NN-ID, in build/teeth/ and build/modules-FLAVOUR/):
 
 The solution itself runs in the same boot (tree `solutions`), as the
 baseline: its failures, if any, are reported and make every result suspect.
+The solutions of the stages whose modules the test loads too (USES in
+stage.env: 34 and 35 load stage 20's rnvme) are built as make test builds
+them (build_uses in scripts/common.sh).
 Environment: RKW_FLAVOUR (fast unless set: no KASAN or kmemleak, so leak
 checks SKIP there and a leak has no teeth on it), RKW_TEST_TIMEOUT (seconds per
 tree in the guest; default the stage's TIMEOUT).
@@ -806,6 +809,15 @@ def main():
             if r.returncode != 0:
                 print(r.stdout + r.stderr)
                 sys.exit(f"teeth: solutions/{stage} does not build")
+            # The modules the stage's test loads too (USES in its
+            # stage.env: 34 and 35 load stage 20's rnvme), built by the
+            # same function as scripts/test.sh's: without them every tree's
+            # insmod fails and the results are suspect.
+            r = subprocess.run(["bash", "-c", f'. "{REPO}/scripts/common.sh" && build_uses "$1" "$FLAVOUR"',
+                                "build_uses", stage], capture_output=True, text=True)
+            if r.returncode != 0:
+                print(r.stdout + r.stderr)
+                sys.exit(f"teeth: a module the test of {stage} loads (USES) does not build")
         if host:
             for v in variants:
                 write_tree(v)

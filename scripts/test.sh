@@ -12,7 +12,12 @@
 #   runs them on the debug kernel too).
 # make check STEP=NN (--learner): test the learner's steps/NN, explain failures.
 set -uo pipefail
-. "$(dirname "$0")/common.sh"
+. "$(dirname "${BASH_SOURCE[0]}")/common.sh"
+
+# Sourced (tests/harness/test.sh, the checks of this script): the
+# functions only, with LOGS and VM_SH the caller's; nothing runs.
+SOURCED=""
+(return 0 2>/dev/null) && SOURCED=1
 
 LEARNER=""
 [ "${1:-}" = --learner ] && LEARNER=1 && shift
@@ -20,15 +25,19 @@ STEPS=("$@")
 
 PASSED=0
 FAILED=0
+# The VM (a fake one in tests/harness/test.sh).
+VM_SH="$REPO/scripts/vm.sh"
 # Per flavour: a `make check FAST=1` must not overwrite a `make test`'s logs.
 LOGS="$REPO/build/test-logs/$FLAVOUR"
-mkdir -p "$LOGS"
-# One run per flavour at a time: a second one would overwrite this one's
-# VM logs.
-exec 9>"$LOGS/.lock"
-if ! flock -n 9; then
-	say "another make test/check on the $FLAVOUR kernel is running: waiting for it"
-	flock 9
+if [ -z "$SOURCED" ]; then
+	mkdir -p "$LOGS"
+	# One run per flavour at a time: a second one would overwrite this
+	# one's VM logs.
+	exec 9>"$LOGS/.lock"
+	if ! flock -n 9; then
+		say "another make test/check on the $FLAVOUR kernel is running: waiting for it"
+		flock 9
+	fi
 fi
 
 ok() {
@@ -61,24 +70,59 @@ details() { python3 "$REPO/scripts/ktap.py" details "$3" "$1" "$2"; }
 
 # judge STAGE TREE LOG: the stage's guest-side results for one tree.
 judge() {
-	local stage=$1 tree=$2 log=$3 p f sk ended
+	local stage=$1 tree=$2 log=$3 p f sk ended gave_up=""
 	read -r p f sk ended < <(count "$stage" "$tree" "$log")
 	local total=$((p + f))
+	# A run that never began because the kernel was tainted at boot twice
+	# (run_boots) proves nothing, for either tree.
+	[ "$ended" = 1 ] || ! grep -qs 'RKW:gave-up' "$(boot_out "$stage" "$tree")" ||
+		gave_up="it did not run: the kernel was tainted at boot in two boots in a row"
 	if [ "$tree" = solutions ]; then
 		if [ "$ended" = 1 ] && [ "$f" = 0 ] && [ "$p" -gt 0 ]; then
 			ok "$stage: solution passes its test ($p/$total checks)"
 		elif [ "$ended" != 1 ]; then
-			notok "$stage: solution passes its test (its VM run did not finish)" "$(grep -E 'RKW:vm-timeout|# SKIP kernel tainted|Kernel panic|BUG:|Oops' "$log" | head -5; tail -20 "$log")"
+			notok "$stage: solution passes its test (${gave_up:-its VM run did not finish})" "$(boot_excerpt "$stage" "$tree")"
 		else
 			notok "$stage: solution passes its test ($f of $total checks fail)" "$(details "$stage" "$tree" "$log")"
 		fi
 	else
-		if [ "$f" -gt 0 ] || [ "$ended" != 1 ]; then
+		if [ -n "$gave_up" ]; then
+			notok "$stage: skeleton is not a solution ($gave_up)" "$(boot_excerpt "$stage" "$tree")"
+		elif [ "$f" -gt 0 ] || [ "$ended" != 1 ]; then
 			ok "$stage: skeleton is not a solution ($f of $total checks fail)"
 		else
 			notok "$stage: skeleton is not a solution (it passes all $p checks: the test is vacuous)"
 		fi
 	fi
+}
+
+# boot_out STAGE TREE: the output file of the last boot that had STAGE's
+# TREE to run (run_boots lists each boot's runs in $LOGS/boots), the one
+# whose lines explain how that run ended; empty if no boot had it.
+boot_out() {
+	awk -v s="$1" -v t="$2" '{
+		for (i = 2; i <= NF; i++) {
+			split($i, r, ":")
+			if (r[1] == s && index("," r[2] ",", "," t ","))
+				f = $1
+		}
+	} END { if (f != "") print f }' "$LOGS/boots" 2>/dev/null
+}
+
+# boot_excerpt STAGE TREE: what a failure whose run did not finish shows:
+# the lines of that boot's own file (not another boot's, nor the tail of
+# the log of every boot) that say why, then its last lines.
+boot_excerpt() {
+	local out
+	out=$(boot_out "$1" "$2")
+	if [ -z "$out" ] || [ ! -f "$out" ]; then
+		echo "no boot of this run had $1 $2 to run"
+		return
+	fi
+	echo "its boot: ${out#"$REPO"/}"
+	grep -E 'RKW:vm-timeout|RKW:retry|RKW:gave-up|# SKIP kernel tainted|^# kernel tainted|Kernel panic|BUG:|Oops' "$out" | head -8
+	echo "its last lines:"
+	tail -20 "$out"
 }
 
 # ---- a stage tested on the host (no module) -----------------------------------------
@@ -140,16 +184,13 @@ SKELETON_FLAVOUR=$FLAVOUR
 [ -n "$LEARNER" ] || [ "$FLAVOUR" != debug ] || SKELETON_FLAVOUR=${RKW_SKELETON_FLAVOUR:-fast}
 VM_RUNS_FAST=()
 build_stage() {
-	local stage=$1 trees=() out skel skel_rc=0 used f
+	local stage=$1 trees=() out skel skel_rc=0
 	# A stage whose test loads another stage's module (USES in its
 	# stage.env: stages 34 and 35 load stage 20's rnvme) gets that stage's
-	# solution built too, for each kernel its trees boot on.
-	for used in $(stage_env "$stage" USES); do
-		for f in $(printf '%s\n' "$FLAVOUR" "$SKELETON_FLAVOUR" | sort -u); do
-			out=$(RKW_FLAVOUR=$f "$REPO/scripts/build-stage.sh" solutions "$used" 2>&1) ||
-				notok "$stage: the module of $used, which its test loads, builds ($f kernel)" "$out"
-		done
-	done
+	# solution built too, for each kernel its trees boot on (build_uses in
+	# common.sh, which scripts/teeth.py runs too).
+	out=$(build_uses "$stage" "$FLAVOUR" "$SKELETON_FLAVOUR") ||
+		notok "$stage: the modules its test loads (USES in stage.env) build" "$out"
 	if [ -z "$LEARNER" ]; then
 		# The two builds at once, one on each core, when they are for two
 		# kernels: each flavour's modules have their own Kbuild output root
@@ -359,7 +400,7 @@ wants_kmemleak() {
 run_boots() {
 	local append=$1 log="$VMLOG" devices="" r
 	shift
-	local pending=("$@") budget=120 t
+	local pending=("$@") budget=120 t retried=""
 	for r in "${pending[@]}"; do
 		devices+=" $(stage_env "${r%%:*}" DEVICES)"
 		# Each tree's test may take TIMEOUT seconds (stage.env; 240).
@@ -384,8 +425,11 @@ run_boots() {
 		for r in "${pending[@]}"; do
 			[ ! -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
 		done
+		# Which runs this boot had (boot_out: a failure's excerpt comes
+		# from its boot's file).
+		echo "$out ${pending[*]}" >>"$LOGS/boots"
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
-			RKW_VM_LOG="$LOGS/$name" "$REPO/scripts/vm.sh" --devices "$devices" \
+			RKW_VM_LOG="$LOGS/$name" "$VM_SH" --devices "$devices" \
 			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
@@ -398,8 +442,25 @@ run_boots() {
 		for r in "${pending[@]}"; do
 			grep -q "^${r%%:*} " <<<"$reached" || rest+=("$r")
 		done
-		[ ${#rest[@]} -lt ${#pending[@]} ] || break # no progress at all: give up
-		pending=("${rest[@]}")
+		if [ ${#rest[@]} -lt ${#pending[@]} ]; then
+			retried=""
+			pending=("${rest[@]}")
+			continue
+		fi
+		# No progress at all. A kernel tainted at boot, before any test
+		# (guest-run.sh: "tainted (N) at boot"; seen once: a Bad page on
+		# the debug kernel before any module was loaded), is booted once
+		# more; twice in a row, it is the kernel's fault every time: give
+		# up, and say so. Any other boot that ran nothing: give up.
+		if grep -q '^# kernel tainted ([0-9]*) at boot,' "$out"; then
+			if [ -z "$retried" ]; then
+				retried=1
+				echo "# RKW:retry the kernel was tainted at boot, before any test ran: a fresh VM runs ${pending[*]}" | tee -a "$out" >>"$log"
+				continue
+			fi
+			echo "# RKW:gave-up the kernel was tainted at boot twice in a row, before any test ran: not booted again; ${pending[*]} did not run (see the kernel's report above)" | tee -a "$out" >>"$log"
+		fi
+		break
 	done
 }
 
@@ -444,10 +505,13 @@ judge_vms() {
 
 # make check: every check of the learner's run, with what went wrong and a hint.
 learner_report() {
-	local stage=$1 log=$2 p f sk ended
+	local stage=$1 log=$2 p f sk ended boot
 	read -r p f sk ended < <(count "$stage" steps "$log")
+	# The lines of the boot that ran it, not the last boot's.
+	boot=$(boot_out "$stage" steps)
+	[ -f "$boot" ] || boot=$log
 	if [ "$ended" != 1 ] && [ $((p + f + sk)) = 0 ]; then
-		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped early; its last lines:"; tail -25 "$log")"
+		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout|RKW:gave-up|^# kernel tainted' "$boot"; echo "The VM stopped early; its last lines:"; tail -25 "$boot")"
 		return
 	fi
 	python3 "$REPO/scripts/ktap.py" report "$log" "$stage" steps
@@ -455,7 +519,7 @@ learner_report() {
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
 	if [ "$ended" != 1 ]; then
-		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$log"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$log")"
+		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$boot"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$boot")"
 	elif [ "$f" = 0 ]; then
 		# The build is a check too (counted by ok above): one count, the
 		# same as the closing "N passed, N failed".
@@ -464,6 +528,8 @@ learner_report() {
 		say "$stage: $f of $((p + f + 1)) checks fail (the build passed; $f of the test's $((p + f))): see the ✗ lines above (full VM log: ${log#"$REPO"/})"
 	fi
 }
+
+[ -z "$SOURCED" ] || return 0
 
 # ---- the whole run -----------------------------------------------------------------
 STAGES=$(stages) || exit 2
@@ -515,7 +581,7 @@ else
 	done
 	[ ${#STEPS[@]} -gt 0 ] || host_tests
 fi
-rm -f "$LOGS"/vm-*.out "$LOGS/vm.seconds"
+rm -f "$LOGS"/vm-*.out "$LOGS/vm.seconds" "$LOGS/boots"
 BOOT=0
 # Every boot planned as a job (plan_jobs), the solutions' on the debug
 # kernel and the skeletons' on the fast one (which only have to fail: they
@@ -541,6 +607,13 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 		ok "make setup's probes: $(tail -1 <<<"$out")"
 	else
 		notok "make setup's probes" "$(grep -v '^ok ' <<<"$out")"
+	fi
+	# The harness's own checks (this script, guest-run.sh, teeth.py),
+	# with a fake VM.
+	if out=$(bash "$REPO/tests/harness/test.sh" 2>&1); then
+		ok "the test harness: $(tail -1 <<<"$out")"
+	else
+		notok "the test harness (tests/harness/test.sh)" "$(grep -v '^ok ' <<<"$out")"
 	fi
 	if out=$("$REPO/scripts/hint.sh" --check 2>&1); then
 		ok "every exercise has its three tiers of hints (make hint)"

@@ -14,10 +14,30 @@ log_since() {
 
 # bad_taint: the kernel's taint flags, less those that mean no trouble:
 # O (4096, out-of-tree module) and E (8192, unsigned module). 0 is healthy.
+# (RKW_TAINTED_FILE: a fake of /proc/sys/kernel/tainted, for
+# tests/harness/test.sh, which runs guest-run.sh on the host.)
+TAINTED_FILE=${RKW_TAINTED_FILE:-/proc/sys/kernel/tainted}
 bad_taint() {
 	local t
-	read -r t </proc/sys/kernel/tainted
+	read -r t <"$TAINTED_FILE"
 	echo $((t & ~(4096 | 8192)))
+}
+
+# taint_report: the kernel's own report of what tainted it, for the log of
+# a boot that skips its runs for a taint (the console is not kept): from
+# dmesg's first line of trouble (RKW_BAD, "Bad page", a "Call Trace"), at
+# most 40 lines, each behind "#   "; else dmesg's last 10 lines.
+taint_report() {
+	local log first
+	log=$(dmesg 2>/dev/null | sed 's/^\[ *[0-9.]*\] //')
+	first=$(grep -nE "$RKW_BAD|Bad page|Call Trace" <<<"$log" | head -1 | cut -d: -f1)
+	if [ -n "$first" ]; then
+		echo "# the kernel's report (dmesg, from its first line of trouble):"
+		tail -n "+$first" <<<"$log" | head -40 | sed 's/^/#   /'
+	else
+		echo "# no BUG, WARNING or Call Trace in dmesg; its last lines:"
+		tail -10 <<<"$log" | sed 's/^/#   /'
+	fi
 }
 
 # ---- leaks (kmemleak) --------------------------------------------------------
