@@ -56,7 +56,7 @@ def main():
         "| case | unit | reactor (35) | sync (31) | reactor/sync (min-max) | per round |",
         "| --- | --- | ---: | ---: | --- | --- |",
     ]
-    for m, (what, unit, _higher) in METRICS.items():
+    for m, (what, unit, higher) in METRICS.items():
         a, b = samples.get((m, "reactor"), {}), samples.get((m, "sync"), {})
         both = [r for r in rounds if r in a and r in b]
         if not both:
@@ -72,7 +72,8 @@ def main():
             per = ", ".join(f"{x:.2f}" for x in ratios)
         else:
             cell, per = "-", "-"
-        table.append(f"| {what} | {unit} | {fmt(ra)} | {fmt(sy)} | {cell} | {per} |")
+        better = "higher" if higher else "lower"
+        table.append(f"| {what} | {unit} ({better} is better) | {fmt(ra)} | {fmt(sy)} | {cell} | {per} |")
     # The reactor's own count, logged when it is unloaded.
     pool = []
     for r, case, line in counts:
