@@ -29,12 +29,14 @@ secs() { # secs CMD...: wall-clock seconds of CMD, with 0.1 s resolution
 	echo "$t0 $t1" | awk '{ printf "%.1f", $2 - $1 }'
 }
 
-part boot && say "VM boots ($(cat "$CACHE/accel" 2>/dev/null || echo tcg))" &&
+if part boot; then
+	say "VM boots ($(cat "$CACHE/accel" 2>/dev/null || echo tcg))"
 	for f in fast debug; do
 		for run in 1 2; do
 			record "vm-boot-$f-run$run" "$(RKW_FLAVOUR=$f secs "$REPO/scripts/vm.sh" --probe)" s
 		done
 	done
+fi
 
 if part build; then
 	say "module build (stage 01, solutions)"
