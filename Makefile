@@ -25,7 +25,7 @@
 #   make setup                  toolchain + kernel (run by the targets above)
 #   make book                   build the book into build/book (then open
 #                               build/book/index.html)
-#   make bench                  benchmarks (speed targets live here, not in tests)
+#   make bench [BENCH_ONLY=9p-reactor]  benchmarks (speed lives here, not in tests); BENCH_ONLY: some parts (scripts/bench.sh)
 #   make fuzz [FUZZ_SECONDS=300]  fuzz the 9P decoder and the session logic, then the live server in the VM (FUZZ_LIVE=0: not), then r9p, diod and QEMU side by side (FUZZ_COMPARE=0: not)
 #
 # Every version (kernel, rustc, bindgen, virtme-ng, ...) is pinned in
