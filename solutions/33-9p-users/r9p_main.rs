@@ -251,6 +251,10 @@ impl Policy for Users {
         self.limited.max_names()
     }
 
+    fn socket_buffer(&self) -> Option<u32> {
+        self.limited.socket_buffer()
+    }
+
     fn admit(&self) -> Option<impl Send + 'static> {
         self.limited.admit()
     }

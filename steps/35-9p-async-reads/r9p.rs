@@ -227,6 +227,10 @@ impl Policy for Reactored {
         self.limited.ended(result);
     }
 
+    fn socket_buffer(&self) -> Option<u32> {
+        self.limited.socket_buffer()
+    }
+
     fn max_msize(&self) -> u32 {
         self.limited.max_msize()
     }

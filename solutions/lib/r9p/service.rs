@@ -91,6 +91,13 @@ async fn accept_loop<N: Namespace, P: Policy>(
                 if let Some(failures) = retry.accepted() {
                     pr_info!("accepting again, after {} failures\n", failures);
                 }
+                if let Some(bytes) = policy.socket_buffer() {
+                    // Before the first read: a connection is never served
+                    // beyond the bound. (It cannot fail on a TCP socket.)
+                    if stream.get().limit_buffers(bytes).is_err() {
+                        continue;
+                    }
+                }
                 AsyncStream::new(stream)
             }
             Err(e) => match retry.accept_failed(e) {
