@@ -22,7 +22,9 @@ Variants (tree names teeth-NN-ID, in build/teeth/ and build/modules-FLAVOUR/):
   wN       a plausible wrong version a learner could write (an off-by-one,
            a missing bound, a wrong field), from tests/NN-name/wrong.txt:
                == wN K what the wrong version does (K: its exercise)
-               --- FILE            (a file of the solution's folder)
+               --- FILE            (a file of the solution's folder, or of a
+                                    folder beside it the stage includes:
+                                    ../lib/r9p/session.rs)
                the solution's lines, exactly (they must occur once)
                +++
                the wrong version's lines
@@ -363,6 +365,7 @@ class Variant:
         self.build_error = ""
         self.counts = None  # (pass, fail, skip, ended)
         self.failed = []
+        self.root = None  # the folder Kbuild builds in (write_tree)
 
 
 def wrong_versions(stage):
@@ -451,19 +454,46 @@ def variants_of(stage, lines=False, max_lines=6):
 
 def write_tree(v):
     """build/teeth/TREE/STAGE: the solution with the variant's files, and
-    what Kbuild needs around it."""
-    root = os.path.join(TEETH, v.tree)
-    shutil.rmtree(root, ignore_errors=True)
+    what Kbuild needs around it. A file outside the stage's folder
+    (`../lib/r9p/session.rs`, `../28-9p-server/server.rs`: shared code the
+    crate root includes by `#[path = "../../solutions/X/f.rs"]`) goes into
+    a solutions/ of the tree's own, build/teeth/TREE/solutions/ (a copy of
+    the folders it changes, links to the rest), and the tree sits one level
+    deeper, build/teeth/TREE/t/STAGE, so that its `../../solutions` is that
+    one: the repository's files and the other trees stay untouched. Returns
+    the folder Kbuild builds in (v.root)."""
+    top = os.path.join(TEETH, v.tree)
+    shutil.rmtree(top, ignore_errors=True)
+    shared = {f for f in v.files if f.startswith("../")}
+    root = os.path.join(top, "t") if shared else top
     os.makedirs(root)
     shutil.copy(os.path.join(REPO, "Kbuild"), root)
     shutil.copytree(os.path.join(REPO, "solutions", v.stage), os.path.join(root, v.stage))
     for f, lines in v.files.items():
-        with open(os.path.join(root, v.stage, f), "w", encoding="utf-8") as out:
-            out.write("".join(lines))
-    # `#[path = "../../solutions/X/f.rs"]` from build/teeth/TREE/STAGE/.
-    link = os.path.join(TEETH, "solutions")
-    if not os.path.islink(link):
-        os.symlink("../../solutions", link)
+        if f not in shared:
+            with open(os.path.join(root, v.stage, f), "w", encoding="utf-8") as out:
+                out.write("".join(lines))
+    if shared:
+        sols = os.path.join(top, "solutions")
+        # The folders of solutions/ the variant changes (lib, 28-9p-server).
+        changed = {os.path.normpath(os.path.join(v.stage, f)).split(os.sep)[0] for f in shared}
+        if ".." in changed:
+            sys.exit(f"teeth: {v.tree}: a file outside solutions/: {sorted(shared)}")
+        os.makedirs(sols)
+        for s in os.listdir(os.path.join(REPO, "solutions")):
+            if s in changed:
+                shutil.copytree(os.path.join(REPO, "solutions", s), os.path.join(sols, s))
+            else:
+                os.symlink(os.path.join(REPO, "solutions", s), os.path.join(sols, s))
+        for f in shared:
+            with open(os.path.normpath(os.path.join(sols, v.stage, f)), "w", encoding="utf-8") as out:
+                out.write("".join(v.files[f]))
+    else:
+        # `#[path = "../../solutions/X/f.rs"]` from build/teeth/TREE/STAGE/.
+        link = os.path.join(TEETH, "solutions")
+        if not os.path.islink(link):
+            os.symlink("../../solutions", link)
+    v.root = root
     return root
 
 
@@ -654,7 +684,7 @@ def host_test(stage, v, filter_="p9"):
             if os.path.islink(link):
                 os.remove(link)
             shutil.rmtree(link, ignore_errors=True)
-            src = os.path.join(TEETH, v.tree, stage) if v is not None else os.path.join(REPO, "solutions", s)
+            src = os.path.join(v.root, stage) if v is not None else os.path.join(REPO, "solutions", s)
             shutil.copytree(src, link, copy_function=shutil.copy)
         elif not os.path.islink(link):
             shutil.rmtree(link, ignore_errors=True)

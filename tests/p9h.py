@@ -6,6 +6,9 @@ Usage:
   p9h.py limits PORT MSIZE CONNS IDLE_MS FIDS   the ceilings, 64 stalled connections
   p9h.py idle PORT CONNS IDLE_MS                CONNS connections that never attach are
                                                 closed idle_ms after they connect
+  p9h.py pipeline PORT MSIZE IDLE_MS KIB     a client that pipelines Treads and never reads:
+                                                the server's socket queues stay within KIB,
+                                                it is closed after idle_ms
   p9h.py deep PORT MAX_NAMES                    fids walked down a 300-level tree stop at
                                                 max_names walked names
   p9h.py access PORT                            per-user access, Tflush, abrupt closes
@@ -26,9 +29,11 @@ tests/p9raw.py, the raw client of stages 28 to 30."""
 
 import os
 import random
+import re
 import select
 import socket
 import struct
+import subprocess
 import sys
 import threading
 import time
@@ -294,6 +299,73 @@ def idle(port, conns, idle_ms):
     ok(still is True, "a connection that holds a fid (as a mount does) may stay quiet longer than idle_ms", f"{still}")
     for c in extra:
         c.sock.close()
+
+
+def skmem(port, peer):
+    """The kernel's memory for the server's end of the connection from
+    client port PEER (ss -tm's skmem: r the receive queue, rb its cap, w
+    the send queue, tb its cap, in truesize bytes), or None once it is no
+    longer established."""
+    out = subprocess.run(["ss", "-tmnH", "state", "established", f"( sport = :{port} and dport = :{peer} )"],
+                         capture_output=True, text=True).stdout
+    m = re.search(r"skmem:\(([^)]*)\)", out)
+    if not m:
+        return None
+    return {re.match(r"[a-z]+", f).group(): int(re.sub(r"^[a-z]+", "", f)) for f in m.group(1).split(",")}
+
+
+def pipeline(port, msize, idle_ms, socket_kib):
+    """The server loaded with max_msize=MSIZE and idle_ms=IDLE_MS, stating
+    SOCKET_KIB of socket buffers per connection. A client pipelines Treads
+    of msize bytes of sizes/s200000 and never reads a reply: the server
+    stops reading its requests while a reply waits for room, so what the
+    kernel queues for it is its socket's two queues. Their sum (ss -tm,
+    sampled until the end) stays within SOCKET_KIB, and the connection is
+    closed idle_ms after its queues stopped moving (the reply's deadline)."""
+    c = Conn(port)
+    c.version(msize)
+    c.ok(TATTACH, attach_body(1, 0))
+    c.walk(1, 2, ["sizes", "s200000"])
+    c.ok(TLOPEN, struct.pack("<II", 2, 0))
+    peer = c.sock.getsockname()[1]
+    burst = b"".join(frame(TREAD, tag, struct.pack("<IQI", 2, 0, msize - 11)) for tag in range(1000))
+    sent = [0]
+
+    def flood():
+        c.sock.settimeout(None)
+        try:
+            while True:
+                c.sock.sendall(burst)
+                sent[0] += 1000
+        except OSError:
+            pass
+    threading.Thread(target=flood, daemon=True).start()
+    t0 = time.time()
+    peak, peak_at, last, moved, closed = 0, {}, None, t0, None
+    while time.time() < t0 + idle_ms / 1000 + 30:
+        m = skmem(port, peer)
+        now = time.time()
+        if m is None:
+            closed = now
+            break
+        if m.get("r", 0) + m.get("w", 0) > peak:
+            peak, peak_at = m.get("r", 0) + m.get("w", 0), m
+        if (m.get("r"), m.get("w")) != last:
+            last, moved = (m.get("r"), m.get("w")), now
+        time.sleep(0.1)
+    ok(peak_at and peak <= socket_kib * 1024,
+       f"a client that pipelines Treads of msize={msize} and never reads: the server's socket queues for it stay within "
+       f"the stated {socket_kib} KiB (at most {peak // 1024} KiB, {sent[0]} requests sent)",
+       f"ss -tm skmem at the peak: {peak_at}")
+    ok(closed is not None and closed - moved <= idle_ms / 1000 + 5,
+       f"and it is closed idle_ms={idle_ms} after its queues stopped moving "
+       f"({'%.1f s after' % (closed - moved) if closed else 'not closed'})",
+       "still established" if closed is None else f"closed {closed - moved:.1f} s after the queues last moved")
+    try:
+        c.sock.shutdown(socket.SHUT_RDWR)
+    except OSError:
+        pass
+    c.sock.close()
 
 
 def deep(port, max_names):
@@ -792,7 +864,7 @@ def main():
     port = sys.argv[2] if cmd == "mountfuzz" else int(sys.argv[2])
     a = [int(x) if x.isdigit() else x for x in sys.argv[3:]]
     try:
-        {"limits": limits, "idle": idle, "deep": deep, "access": access, "squash": squash, "attach": attach,
+        {"limits": limits, "idle": idle, "pipeline": pipeline, "deep": deep, "access": access, "squash": squash, "attach": attach,
          "clients": clients, "fuzz": fuzz, "mountfuzz": mountfuzz}[cmd](port, *a)
     except (AssertionError, OSError, EOFError, struct.error) as e:
         ok(False, f"{cmd}: the client ran to its end", f"{type(e).__name__}: {e}")

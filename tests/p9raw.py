@@ -21,6 +21,8 @@ Usage: p9raw.py PORT session  (stage 28: requests before Tversion, msize,
                             COUNT bytes, one a line, without . and ..)
        p9raw.py PORT lease PATH  (PATH, leased by `p9raw.py hold PATH SECONDS`:
                                   Tlopen gets EAGAIN at once)
+       p9raw.py PORT fifo PATH  (PATH, a FIFO in the export: Tlopen gets
+                                 EOPNOTSUPP at once, the server goes on)
        p9raw.py PORT mounts [cross]  (tmpfs mounts on mnt-a and mnt-b in the
                                       export: EXDEV, or with cross, read)
        p9raw.py PORT fair  (with workers=1: a connection floods the server
@@ -436,6 +438,34 @@ def lease():
     print(f"ok: EAGAIN in {took:.2f} s")
 
 
+def fifo():
+    """p9raw.py PORT fifo PATH: PATH (in the export) is a FIFO. The session
+    opens regular files and directories only (Session::lopen): a Tlopen of
+    the FIFO gets Rlerror EOPNOTSUPP at once, and the server goes on. (An
+    open of a FIFO would wait for a writer, or with O_NONBLOCK succeed and
+    hand the client a pipe any local process can fill.)"""
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    qids = c.walk(1, 2, sys.argv[3].split("/"))
+    if len(qids) != len(sys.argv[3].split("/")):
+        raise AssertionError(f"the walk to the FIFO {sys.argv[3]} stopped after {len(qids)} names (the fixture)")
+    c.sock.settimeout(60)
+    t0 = time.time()
+    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
+    took = time.time() - t0
+    if got != EOPNOTSUPP or took > 5:
+        raise AssertionError(f"Tlopen of a FIFO: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
+                             "not EOPNOTSUPP at once (only regular files and directories are opened)")
+    # Meanwhile the server serves: the connection and the others.
+    c.walk(1, 3, ["one"])
+    c.ok(TLOPEN, struct.pack("<II", 3, 0))
+    if c.ok(TREAD, struct.pack("<IQI", 3, 0, 10))[4:] != b"1":
+        raise AssertionError("after the FIFO's Tlopen, the file one does not read back")
+    c.sock.close()
+    print(f"ok: EOPNOTSUPP in {took:.2f} s")
+
+
 def mounts():
     """p9raw.py PORT mounts [cross]: the export holds tmpfs mounts on
     mnt-a and mnt-b (a file f in each). Without cross, a walk onto either
@@ -488,7 +518,7 @@ if __name__ == "__main__":
         sys.exit(0)
     try:
         modes = {"session": session, "walks": walks, "readdirs": readdirs, "oversized": oversized, "fair": fair,
-                 "list": list_dir, "lease": lease, "mounts": mounts}
+                 "list": list_dir, "lease": lease, "fifo": fifo, "mounts": mounts}
         modes[sys.argv[2]]()
     except (AssertionError, OSError, EOFError, struct.error) as e:
         print(f"FAIL: {e}")

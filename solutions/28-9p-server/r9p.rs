@@ -59,6 +59,9 @@ mod param;
 #[path = "../../solutions/lib/r9p/policy.rs"]
 mod policy;
 mod server;
+// What the accept loop does when `accept` fails (core only: host-tested).
+#[path = "../../solutions/lib/r9p/accept_retry.rs"]
+mod accept_retry;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
 #[allow(dead_code)]

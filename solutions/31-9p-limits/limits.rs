@@ -77,17 +77,27 @@ pub(crate) const NAME_COST: usize = 2048;
 /// What a connection costs besides its buffers and fids: its task, socket
 /// and waiter, the session, and the first 8 KiB buffers, rounded up.
 pub(crate) const CONN_COST: usize = 32 * 1024;
+/// What each direction of a connection's socket may queue, in bytes of
+/// data: a client that pipelines `Tread`s and never reads its replies fills
+/// the server's send queue, then its receive queue, and no more.
+pub(crate) const SOCKET_BUFFER: u32 = 64 * 1024;
+/// What the kernel may hold for one connection's socket: each queue is
+/// capped at twice [`SOCKET_BUFFER`] (the kernel doubles it, for its
+/// `sk_buff`s), and may pass its cap by one packet, at most 64 KiB of data
+/// (the loopback's largest) and its `sk_buff`: 2 x (128 + 64) KiB.
+pub(crate) const SOCKET_COST: usize = 2 * (2 * SOCKET_BUFFER as usize + 64 * 1024);
 
 impl Limits {
     /// The most memory the server can hold for its clients: per
     /// connection, a receive buffer, a reply buffer and a data buffer of
-    /// `msize` bytes each, its fids, the walked names they hold, and its
-    /// fixed cost.
+    /// `msize` bytes each, its fids, the walked names they hold, its
+    /// fixed cost, and what the kernel queues on its socket.
     pub(crate) fn worst_case_bytes(&self) -> usize {
         let per_conn = 3 * self.max_msize as usize
             + self.max_fids * FID_COST
             + self.max_names * NAME_COST
-            + CONN_COST;
+            + CONN_COST
+            + SOCKET_COST;
         self.max_conns * per_conn
     }
 }
@@ -219,11 +229,12 @@ impl Policy for Limited {
     fn new() -> Result<Self> {
         let limits = limits_from_params()?;
         pr_info!(
-            "limits: {} connections, msize {}, {} fids and {} walked names each, {} ms idle: at most {} KiB for clients\n",
+            "limits: {} connections, msize {}, {} fids, {} walked names and {} KiB of socket buffers each, {} ms idle: at most {} KiB for clients\n",
             limits.max_conns,
             limits.max_msize,
             limits.max_fids,
             limits.max_names,
+            SOCKET_COST / 1024,
             limits.idle.as_millis(),
             limits.worst_case_bytes() / 1024
         );
@@ -247,6 +258,10 @@ impl Policy for Limited {
 
     fn max_names(&self) -> usize {
         self.limits.max_names
+    }
+
+    fn socket_buffer(&self) -> Option<u32> {
+        Some(SOCKET_BUFFER)
     }
 
     fn admit(&self) -> Option<impl Send + 'static> {

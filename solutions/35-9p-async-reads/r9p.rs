@@ -69,6 +69,9 @@ mod param;
 mod policy;
 #[path = "../../solutions/28-9p-server/server.rs"]
 mod server;
+// What the accept loop does when `accept` fails (core only: host-tested).
+#[path = "../../solutions/lib/r9p/accept_retry.rs"]
+mod accept_retry;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
 // The host tests' accessors of the session are unused here.
@@ -208,6 +211,10 @@ impl Policy for Reactored {
 
     fn ended(&self, result: Result) {
         self.limited.ended(result);
+    }
+
+    fn socket_buffer(&self) -> Option<u32> {
+        self.limited.socket_buffer()
     }
 
     fn max_msize(&self) -> u32 {

@@ -57,6 +57,9 @@ mod param;
 mod policy;
 #[path = "../../solutions/28-9p-server/server.rs"]
 mod server;
+// What the accept loop does when `accept` fails (core only: host-tested).
+#[path = "../../solutions/lib/r9p/accept_retry.rs"]
+mod accept_retry;
 #[path = "../../solutions/lib/r9p/service.rs"]
 mod service;
 // The host tests' accessors of the session are unused here.

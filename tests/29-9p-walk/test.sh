@@ -7,7 +7,7 @@
 # read and stat'ed through the mount by its name (no listing: that is stage
 # 30) and compared; writes must fail; a raw-protocol client (p9raw.py)
 # tries the walks a mount never sends; rmmod while mounted; an export of
-# /proc; a leased file, tmpfs mounts inside the export (refused, then
+# /proc; a leased file, a FIFO, tmpfs mounts inside the export (refused, then
 # crossed with cross_mounts=1).
 . "$(dirname "$0")/../lib.sh"
 . "$(dirname "$0")/../tcp-lib.sh"
@@ -181,6 +181,12 @@ if loaded; then
 	kill $holder 2>/dev/null
 	wait $holder 2>/dev/null
 	echo "$BREAK" >/proc/sys/fs/lease-break-time
+	hint "Session::lopen (given, session.rs) opens regular files and directories only: a FIFO's open would wait for a writer, or with O_NONBLOCK hand the client a pipe"
+	if [ -p "$EXPORT/special/fifo" ]; then
+		is_ok "raw 9P: Tlopen of a FIFO fails at once with EOPNOTSUPP, and the server goes on" $RAW $PORT fifo special/fifo
+	else
+		fail "a FIFO in the export (the fixture)" "$EXPORT/special/fifo is not one"
+	fi
 	hint "step: a name with a file system mounted on it is EXDEV (File::same_mount), unless may_cross()"
 	is_ok "raw 9P: a walk onto a mount inside the export gets EXDEV (as diod's), a walk through one stops before it" $RAW $PORT mounts
 	unload

@@ -3,7 +3,9 @@
 # ceilings (module parameters) are hit on purpose by raw clients (p9h.py
 # limits): msize, fids, connections, 64 connections stalled on half a frame
 # (the memory they cost, against the limits), the idle timeout; 32
-# connections that never attach (closed after idle_ms); fids walked down
+# connections that never attach (closed after idle_ms); a client that
+# pipelines Treads and never reads (the server's socket queues within the
+# stated bound, closed after idle_ms); fids walked down
 # a 300-level tree (max_names). Then a live
 # fuzzer (fixed seed) and 64
 # clients at once; after them a mount still compares equal with the export,
@@ -60,7 +62,7 @@ load root="$EXPORT" port=$PORT workers=2 max_conns=66 max_msize=262144 max_fids=
 	finish
 	exit
 }
-expect_dmesg "the server states its limits and their worst case" "limits: 66 connections, msize 262144, 64 fids and 32768 walked names each, $IDLE_MS ms idle: at most [0-9]+ KiB"
+expect_dmesg "the server states its limits and their worst case" "limits: 66 connections, msize 262144, 64 fids, 32768 walked names and [0-9]+ KiB of socket buffers each, $IDLE_MS ms idle: at most [0-9]+ KiB"
 hint "limits.rs: Connections::admit refuses the connection past max_conns (exercise 1); within() closes a connection stalled on half a frame (exercise 2)"
 t0=$SECONDS
 run_checks $H limits $PORT 262144 66 "$IDLE_MS" 64
@@ -78,6 +80,20 @@ run_checks $H idle $PORT 32 "$IDLE_MS"
 echo "# the idle connections took $((SECONDS - t0)) s"
 timed_rmmod
 
+# ---- a client that never reads its replies ----------------------------------------------
+mark
+load root="$EXPORT" port=$PORT workers=2 idle_ms=$IDLE_MS
+SOCKET_KIB=$(dmesg_since_mark | sed -n 's/.* walked names and \([0-9]*\) KiB of socket buffers each.*/\1/p' | tail -1)
+hint "the accept loop caps each connection's socket queues (Policy::socket_buffer, TcpStream::limit_buffers, given) and the worst case counts them; a reply the client does not read waits through policy.within, and within() closes it after idle_ms (exercise 2)"
+if [ -n "$SOCKET_KIB" ]; then
+	t0=$SECONDS
+	run_checks $H pipeline $PORT 524288 "$IDLE_MS" "$SOCKET_KIB"
+	echo "# the pipelining client took $((SECONDS - t0)) s"
+else
+	fail "the server states the socket buffers it counts for each connection" "no 'KiB of socket buffers each' in its limits line" "$(excerpt)"
+fi
+timed_rmmod
+
 # ---- a deep tree ------------------------------------------------------------------------
 hint "init checks max_names against its range (pr_err and EINVAL)"
 if insmod "$KO" root="$EXPORT" max_names=10 2>/dev/null; then
@@ -89,8 +105,8 @@ fi
 mark
 load root="$EXPORT" port=$PORT workers=2 max_conns=4 max_fids=64 max_names=256
 hint "each fid holds the nodes it was walked through: each node a walk makes takes a name from its connection's budget (node.rs, Names, given) and gives it back when dropped; the worst case counts them"
-expect_dmesg "the worst case counts the walked names: 4 x (3 x 512 KiB + 64 x 512 B + 256 x 2 KiB + 32 KiB) = 8448 KiB" \
-	"limits: 4 connections, msize 524288, 64 fids and 256 walked names each, 10000 ms idle: at most 8448 KiB for clients"
+expect_dmesg "the worst case counts the walked names and the socket buffers: 4 x (3 x 512 KiB + 64 x 512 B + 256 x 2 KiB + 32 KiB + 384 KiB) = 9984 KiB" \
+	"limits: 4 connections, msize 524288, 64 fids, 256 walked names and 384 KiB of socket buffers each, 10000 ms idle: at most 9984 KiB for clients"
 run_checks $H deep $PORT 256
 timed_rmmod
 

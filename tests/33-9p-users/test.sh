@@ -96,6 +96,9 @@ fi
 kill $holder 2>/dev/null
 wait $holder 2>/dev/null
 echo "$BREAK" >/proc/sys/fs/lease-break-time
+hint "Session::lopen (given, session.rs) opens regular files and directories only, before open_read_checked is asked"
+is_ok "Tlopen of a FIFO fails at once with EOPNOTSUPP, and the server goes on" \
+	python3 "$(dirname "$0")/../p9raw.py" $PORT fifo special/fifo
 
 as_alice() { setpriv --reuid=1000 --regid=1000 --clear-groups "$@"; }
 served=0

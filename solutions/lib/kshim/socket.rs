@@ -19,7 +19,11 @@
 //! upstream (7.3's `kernel::net` has PHY drivers and netlink only).
 
 use core::{
-    ffi::c_int,
+    ffi::{
+        c_int,
+        c_uint,
+        c_void, //
+    },
     ptr::NonNull, //
 };
 use kernel::{
@@ -34,6 +38,21 @@ extern "C" {
     /// but `include/net/sock.h` is not in the kernel crate's bindings, so the
     /// prototype is declared here by hand.
     fn sock_set_reuseaddr(sk: *mut bindings::sock);
+    /// `SO_RCVBUF` for a kernel socket (`net/core/sock.c`, exported, declared
+    /// in `include/net/sock.h`): the receive queue's size, doubled for the
+    /// kernel's bookkeeping and locked (no autotuning).
+    fn sock_set_rcvbuf(sk: *mut bindings::sock, val: c_int);
+    /// `setsockopt(2)` for a kernel socket (`net/core/sock.c`, exported,
+    /// declared in `include/net/sock.h`); 7.3 has no `sock_set_sndbuf`.
+    /// `sock` is a `struct socket *`, typed `c_void` here: rustc deems
+    /// bindgen's `socket` not FFI-safe (a zero-length array member).
+    fn sock_setsockopt(
+        sock: *mut c_void,
+        level: c_int,
+        op: c_int,
+        optval: bindings::sockptr_t,
+        optlen: c_uint,
+    ) -> c_int;
 }
 // ANCHOR_END: extern
 
@@ -221,6 +240,39 @@ pub(crate) struct TcpStream {
 }
 
 impl TcpStream {
+    // ANCHOR: limit_buffers
+    /// Caps what the kernel queues for this connection: `bytes` of data
+    /// each way, which the kernel doubles for its bookkeeping (`sk_rcvbuf`
+    /// and `sk_sndbuf` are then `2 * bytes`, in `truesize`), and locks both
+    /// sizes: TCP's autotuning would otherwise let one connection's queues
+    /// grow to `tcp_rmem[2]` and `tcp_wmem[2]` (6 and 4 MiB by default). The
+    /// send side is also capped by `net.core.wmem_max`, as `setsockopt(2)`'s
+    /// `SO_SNDBUF` is: never more than asked.
+    pub(crate) fn limit_buffers(&self, bytes: u32) -> Result {
+        let val = c_int::try_from(bytes)?;
+        let sock = self.sock.as_ptr();
+        // SAFETY: The socket is valid (type invariant) and connected, so its
+        // `sk` is valid; `sock_set_rcvbuf` takes the socket's lock itself.
+        unsafe { sock_set_rcvbuf((*sock).sk, val) };
+        // `KERNEL_SOCKPTR(&val)`: an option value in kernel memory.
+        let mut optval = bindings::sockptr_t::default();
+        optval.__bindgen_anon_1.kernel = (&raw const val).cast_mut().cast();
+        optval.set_is_kernel(true);
+        // SAFETY: The socket is valid (type invariant); `optval` points at
+        // `val`, a `c_int` that lives for the call and that the kernel only
+        // reads (`copy_from_sockptr`), and `optlen` is its size.
+        to_result(unsafe {
+            sock_setsockopt(
+                sock.cast(),
+                bindings::SOL_SOCKET as c_int,
+                bindings::SO_SNDBUF as c_int,
+                optval,
+                size_of::<c_int>() as c_uint,
+            )
+        })
+    }
+    // ANCHOR_END: limit_buffers
+
     // ANCHOR: recv
     /// Receives into `buf` what has arrived; fails with `EAGAIN` if nothing
     /// has.

@@ -88,6 +88,15 @@ pub(crate) trait Policy: Sized + Send + Sync + 'static {
         usize::MAX
     }
 
+    /// What each direction of a connection's socket may queue, in bytes of
+    /// data (the kernel doubles it for its bookkeeping), or `None` for the
+    /// kernel's default, which TCP's autotuning grows with the traffic (to
+    /// 6 MiB received and 4 MiB to send, for a client that pipelines
+    /// requests and never reads its replies).
+    fn socket_buffer(&self) -> Option<u32> {
+        None
+    }
+
     /// A place for one more connection, or `None` to close it at once. The
     /// place is the value returned: the connection's task holds it, and
     /// dropping it gives it back.

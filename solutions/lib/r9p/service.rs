@@ -16,6 +16,10 @@
 //! `module!`, the strings `ROOT` and `ADDR` with `param::string_param!`.
 
 use crate::{
+    accept_retry::{
+        AcceptRetry,
+        Next, //
+    },
     async_socket::AsyncStream,
     executor::{
         yield_now,
@@ -51,11 +55,6 @@ use kernel::{
 
 /// Connections the kernel may queue before `accept` takes them.
 const BACKLOG: u32 = 64;
-/// How long the accept loop waits after its first failure in a row, in
-/// milliseconds; each further failure doubles it, up to `MAX_BACKOFF_MS`.
-const BACKOFF_MS: i64 = 10;
-/// The longest wait between two tries of a failing `accept`.
-const MAX_BACKOFF_MS: i64 = 1000;
 
 /// Parses a dotted IPv4 address (`127.0.0.1`).
 fn parse_ipv4(s: &[u8]) -> Option<[u8; 4]> {
@@ -83,37 +82,39 @@ async fn accept_loop<N: Namespace, P: Policy>(
     policy: Arc<P>,
     served: Arc<AtomicU64>,
 ) {
-    // Failures of `accept` in a row.
-    let mut failures = 0u32;
+    // What to do when `accept` or a spawn fails: `accept_retry.rs`, where
+    // the host tests check it with every errno.
+    let mut retry = AcceptRetry::new(ECONNABORTED, ESHUTDOWN);
     loop {
         let stream = match listener.accept().await {
             Ok(stream) => {
-                if failures > 0 {
+                if let Some(failures) = retry.accepted() {
                     pr_info!("accepting again, after {} failures\n", failures);
-                    failures = 0;
+                }
+                if let Some(bytes) = policy.socket_buffer() {
+                    // Before the first read: a connection is never served
+                    // beyond the bound. (It cannot fail on a TCP socket.)
+                    if stream.get().limit_buffers(bytes).is_err() {
+                        continue;
+                    }
                 }
                 AsyncStream::new(stream)
             }
-            Err(e) if e == ECONNABORTED => continue,
-            Err(e) => {
-                // `ENOMEM` (the new socket, the stream's box): memory comes
-                // back, and a server that stopped accepting would stay
-                // stopped until it is reloaded. So it tries again, after a
-                // pause that doubles with each failure in a row: a
-                // failure that lasts costs a wake-up a second, not a
-                // worker spinning. Logged once per run of failures.
-                if failures == 0 {
-                    pr_warn!("accept failed ({:?}): trying again\n", e);
+            Err(e) => match retry.accept_failed(e) {
+                Next::Accept => continue,
+                Next::Pause { ms, warn } => {
+                    if warn {
+                        pr_warn!("accept failed ({:?}): trying again\n", e);
+                    }
+                    match sleep(Delta::from_millis(i64::from(ms))) {
+                        Ok(pause) => pause.await,
+                        // Not even a timer: let the other tasks run first.
+                        Err(_) => yield_now().await,
+                    }
+                    continue;
                 }
-                failures = failures.saturating_add(1);
-                let ms = (BACKOFF_MS << failures.min(8)).min(MAX_BACKOFF_MS);
-                match sleep(Delta::from_millis(ms)) {
-                    Ok(pause) => pause.await,
-                    // Not even a timer: let the other tasks run first.
-                    Err(_) => yield_now().await,
-                }
-                continue;
-            }
+                Next::Stop => return,
+            },
         };
         let Some(place) = policy.admit() else {
             // Dropping the stream closes it: the client sees the end of
@@ -131,8 +132,10 @@ async fn accept_loop<N: Namespace, P: Policy>(
                 drop(handle);
                 served.fetch_add(1, Ordering::Relaxed);
             }
-            Err(e) if e == ESHUTDOWN => return,
-            Err(e) => pr_warn!("dropped a connection: {:?}\n", e),
+            Err(e) => match retry.spawn_failed(e) {
+                Next::Stop => return,
+                _ => pr_warn!("dropped a connection: {:?}\n", e),
+            },
         }
     }
 }

@@ -86,6 +86,12 @@ fn main() {
         .to_string();
     println!("cargo:rerun-if-changed={r9p_session}");
     println!("cargo:rerun-if-changed={}/solutions/lib/r9p/session", repo.display());
+    // The accept loop's retry rule (`service.rs` names it): shared too.
+    let r9p_accept_retry = repo
+        .join("solutions/lib/r9p/accept_retry.rs")
+        .display()
+        .to_string();
+    println!("cargo:rerun-if-changed={r9p_accept_retry}");
     // What the session reaches: stage 29's walk and stage 30's listing,
     // this tree's (the skeleton's in steps/).
     let r9p_walk = stage_file("29-9p-walk/walk.rs");
@@ -170,6 +176,11 @@ fn main() {
          pub mod r9p_session;\n\
          /// The session as the kernel's crates name it.\n\
          pub use r9p_session as session;\n\
+         /// What r9p's accept loop does when `accept` fails:\n\
+         /// `solutions/lib/r9p/accept_retry.rs`.\n\
+         #[allow(dead_code)]\n\
+         #[path = {r9p_accept_retry:?}]\n\
+         pub mod r9p_accept_retry;\n\
          /// Stage 29: walking one name, confined to the export.\n\
          #[allow(dead_code)]\n\
          #[path = {r9p_walk:?}]\n\
@@ -180,6 +191,8 @@ fn main() {
          pub mod listing;\n\
          /// `walk.rs`'s `cross_mounts=` (the harness sets its limits itself).\n\
          pub fn cross_mounts() -> bool {{ false }}\n\
+         /// The file `r9p_accept_retry` is (for the lints on it).\n\
+         pub const R9P_ACCEPT_RETRY_FILE: &str = {r9p_accept_retry:?};\n\
          /// The file `r9p_session` is (for the lints on it).\n\
          pub const R9P_SESSION_FILE: &str = {r9p_session:?};\n\
          /// Stage 27: the 9P2000.L codec, `{tree}/27-9p-protocol/p9.rs`.\n\

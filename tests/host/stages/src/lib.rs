@@ -5,7 +5,8 @@
 //! passthrough ioctls (`nvme_passthru_*`), stage 21's shadow doorbell
 //! arithmetic (`nvme_event_index_*`), stage 23's task state machine
 //! (`exec_*`), stage 27's 9P codec (`p9_*`), stage 32's passwd and
-//! group files (`r9p_*`), and r9p's session logic over a fake VFS
+//! group files and r9p's accept loop after a failure (`r9p_*`), and
+//! r9p's session logic over a fake VFS
 //! (`session_*`; `r9p_fake`, `r9p_session_harness`, which the `p9_session`
 //! fuzz target drives).
 //!
@@ -68,6 +69,8 @@ mod p9_vectors;
 mod params_proptest;
 #[cfg(test)]
 mod params_vectors;
+#[cfg(test)]
+mod r9p_accept_tests;
 #[cfg(test)]
 mod r9p_users_tests;
 #[cfg(test)]
