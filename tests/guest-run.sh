@@ -161,7 +161,7 @@ for run in "${runs[@]}"; do
 					[ -z "$hint" ] || echo "# hint: $hint"
 					if [ -n "$mark" ]; then
 						echo "# dmesg since that step began:"
-						log_since "$mark" | sed 's/^\[ *[0-9.]*\] //' | tail -n 15 | sed 's/^/#   /'
+						log_since "$mark" bare | tail -n 15 | sed 's/^/#   /'
 					fi
 				} | tee -a "$out" | sed 's/^/    /'
 			else

@@ -5,11 +5,14 @@
 # Kernel log lines that mean the module under test broke the kernel.
 RKW_BAD='WARNING:|BUG:|Oops|general protection|KASAN|UBSAN|possible circular locking|possible recursive locking|inconsistent lock state|INFO: task .* blocked|rcu_.*stall|Kernel panic|kernel BUG|refcount_t:|list_(add|del) corruption|unreferenced object|Rust panic|panicked at|enqueued on deprecated workqueue'
 
-# log_since MARK: the kernel log after the line MARK, with timestamps. (One
-# awk, not two seds: every process costs about 0.15 s under TCG on the debug
+# log_since MARK [bare]: the kernel log after the line MARK, with timestamps,
+# or without them if the second argument is "bare". (One awk, not two or
+# three seds: every process costs about 0.15 s under TCG on the debug
 # kernel, and the tests read the log hundreds of times.)
 log_since() {
-	dmesg | awk -v mark="$1" 'seen { print; next } index($0, mark) { seen = 1 }'
+	dmesg | awk -v mark="$1" -v bare="${2:-}" '
+		seen { if (bare == "bare") sub(/^\[ *[0-9.]*\] /, ""); print; next }
+		index($0, mark) { seen = 1 }'
 }
 
 # bad_taint: the kernel's taint flags, less those that mean no trouble:

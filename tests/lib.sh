@@ -97,7 +97,7 @@ mark() {
 
 # dmesg_since_mark: the kernel log since the last mark, without timestamps.
 dmesg_since_mark() {
-	dmesg | awk -v mark="$RKW_MARK" 'seen { sub(/^\[ *[0-9.]*\] /, ""); print; next } index($0, mark) { seen = 1 }'
+	log_since "$RKW_MARK" bare
 }
 
 excerpt() { # the last lines of the log since the mark, for failure reports

@@ -30,6 +30,7 @@ Usage: p9raw.py PORT session  (stage 28: requests before Tversion, msize,
                             long before the flood ends: tasks take turns)
 Prints "ok: N checks" and exits 0, or prints what failed and exits 1."""
 
+import errno as errnos
 import socket
 import struct
 import sys
@@ -415,26 +416,40 @@ def hold_lease():
     time.sleep(float(sys.argv[3]))
 
 
+def open_refused_at_once(what, expected, why, timeout):
+    """Walks fid 2 to PATH (argv[3], in the export), sends its Tlopen and
+    asserts Rlerror EXPECTED within 5 s (WHAT names the file, WHY the server's
+    rule, for the failure); then the server goes on: the file one opens and
+    reads back on the same connection. Returns the Tlopen's seconds."""
+    c = Conn(int(sys.argv[1]))
+    c.version(8192)
+    c.attach(1)
+    names = sys.argv[3].split("/")
+    qids = c.walk(1, 2, names)
+    if len(qids) != len(names):
+        raise AssertionError(f"the walk to {what} {sys.argv[3]} stopped after {len(qids)} names (the fixture)")
+    c.sock.settimeout(timeout)
+    t0 = time.time()
+    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
+    took = time.time() - t0
+    if got != expected or took > 5:
+        raise AssertionError(f"Tlopen of {what}: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
+                             f"not {errnos.errorcode[expected]} at once ({why})")
+    # Meanwhile the server serves: the worker never slept.
+    c.walk(1, 3, ["one"])
+    c.ok(TLOPEN, struct.pack("<II", 3, 0))
+    if c.ok(TREAD, struct.pack("<IQI", 3, 0, 10))[4:] != b"1":
+        raise AssertionError(f"after the Tlopen of {what}, the file one does not read back")
+    c.sock.close()
+    return took
+
+
 def lease():
     """p9raw.py PORT lease PATH: Tlopen of PATH (in the export), which a
     `hold` process leases, fails at once with EAGAIN (EWOULDBLOCK): the
     server opens with O_NONBLOCK, so break_lease does not put a worker to
     sleep for lease-break-time."""
-    c = Conn(int(sys.argv[1]))
-    c.version(8192)
-    c.attach(1)
-    c.walk(1, 2, sys.argv[3].split("/"))
-    c.sock.settimeout(120)
-    t0 = time.time()
-    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
-    took = time.time() - t0
-    if got != EAGAIN or took > 5:
-        raise AssertionError(f"Tlopen of a leased file: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
-                             "not EAGAIN at once (does the open pass O_NONBLOCK?)")
-    # Meanwhile the server serves: the worker never slept.
-    c.walk(1, 3, ["one"])
-    c.ok(TLOPEN, struct.pack("<II", 3, 0))
-    c.sock.close()
+    took = open_refused_at_once("a leased file", EAGAIN, "does the open pass O_NONBLOCK?", 120)
     print(f"ok: EAGAIN in {took:.2f} s")
 
 
@@ -444,25 +459,7 @@ def fifo():
     the FIFO gets Rlerror EOPNOTSUPP at once, and the server goes on. (An
     open of a FIFO would wait for a writer, or with O_NONBLOCK succeed and
     hand the client a pipe any local process can fill.)"""
-    c = Conn(int(sys.argv[1]))
-    c.version(8192)
-    c.attach(1)
-    qids = c.walk(1, 2, sys.argv[3].split("/"))
-    if len(qids) != len(sys.argv[3].split("/")):
-        raise AssertionError(f"the walk to the FIFO {sys.argv[3]} stopped after {len(qids)} names (the fixture)")
-    c.sock.settimeout(60)
-    t0 = time.time()
-    got = c.outcome(TLOPEN, struct.pack("<II", 2, 0))
-    took = time.time() - t0
-    if got != EOPNOTSUPP or took > 5:
-        raise AssertionError(f"Tlopen of a FIFO: {'opened' if got is None else f'errno {got}'} after {took:.1f} s, "
-                             "not EOPNOTSUPP at once (only regular files and directories are opened)")
-    # Meanwhile the server serves: the connection and the others.
-    c.walk(1, 3, ["one"])
-    c.ok(TLOPEN, struct.pack("<II", 3, 0))
-    if c.ok(TREAD, struct.pack("<IQI", 3, 0, 10))[4:] != b"1":
-        raise AssertionError("after the FIFO's Tlopen, the file one does not read back")
-    c.sock.close()
+    took = open_refused_at_once("a FIFO", EOPNOTSUPP, "only regular files and directories are opened", 60)
     print(f"ok: EOPNOTSUPP in {took:.2f} s")
 
 
