@@ -143,12 +143,12 @@ host_stage() {
 		return
 	fi
 	if [ "$tree" = solutions ]; then
-		if bash "$REPO/tests/$stage/test.sh" solutions >"$LOGS/$stage-solutions.log" 2>&1; then
+		if "${HOST_NICE[@]}" bash "$REPO/tests/$stage/test.sh" solutions >"$LOGS/$stage-solutions.log" 2>&1; then
 			ok "$stage: solution passes its test ($(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-solutions.log" | tail -1))"
 		else
 			notok "$stage: solution passes its test" "$(tail -20 "$LOGS/$stage-solutions.log")"
 		fi
-	elif bash "$REPO/tests/$stage/test.sh" steps >"$LOGS/$stage-steps.log" 2>&1; then
+	elif "${HOST_NICE[@]}" bash "$REPO/tests/$stage/test.sh" steps >"$LOGS/$stage-steps.log" 2>&1; then
 		notok "$stage: skeleton is not a solution (it passes: the test is vacuous)"
 	else
 		ok "$stage: skeleton is not a solution ($(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/$stage-steps.log" | tail -1 || echo "it fails"))"
@@ -159,7 +159,7 @@ host_stage() {
 host_tests() {
 	[ -x "$REPO/scripts/host-test.sh" ] || return 0
 	local rc hp hf
-	"$REPO/scripts/host-test.sh" >"$LOGS/host.log" 2>&1
+	"${HOST_NICE[@]}" "$REPO/scripts/host-test.sh" >"$LOGS/host.log" 2>&1
 	rc=$?
 	read -r hp hf < <(grep -E '^[0-9]+ passed, [0-9]+ failed' "$LOGS/host.log" | tail -1 | awk '{print $1, $3}')
 	if [ $rc -eq 0 ] && [ -n "${hp:-}" ]; then
@@ -177,6 +177,7 @@ host_tests() {
 # possible: one, unless a test leaves the kernel tainted, in which case a
 # fresh VM takes the stages that remain.
 VM_RUNS=() # "NN-name:tree,tree" for guest-run.sh
+HOST_NICE=() # make test: nice -n 10 for the host work that runs beside the VMs
 # make test on the debug kernel: the skeletons go to the fast kernel (a
 # failing skeleton proves the test is not vacuous; it needs no KASAN), in
 # VM_RUNS_FAST, built and booted with that flavour.
@@ -268,6 +269,18 @@ plan_jobs() {
 		local members first append="" extra
 		read -ra members <<<"${group_of[$g]}"
 		first=${members[0]%%:*}
+		# A skeleton that leaves the VM unfit for the stages after it
+		# (SKELETON_LAST=yes: 18's lets rmmod go with a disk mounted) runs
+		# last in a boot of skeletons, which then needs no second boot.
+		local m last=() rest=()
+		for m in "${members[@]}"; do
+			if [ "${m#*:}" = steps ] && [ "$(stage_env "${m%%:*}" SKELETON_LAST)" = yes ]; then
+				last+=("$m")
+			else
+				rest+=("$m")
+			fi
+		done
+		members=("${rest[@]}" "${last[@]}")
 		wants_kmemleak "$flavour" "${members[0]}" && append="kmemleak=on"
 		extra=$(stage_env "$first" APPEND)
 		[ -z "$extra" ] || append="$append${append:+ }$extra"
@@ -571,6 +584,25 @@ for stage in $STAGES; do
 		build_stage "$stage"
 	fi
 done
+rm -f "$LOGS"/vm-*.out "$LOGS/vm.seconds" "$LOGS/boots"
+BOOT=0
+# Every boot planned as a job (plan_jobs), the solutions' on the debug
+# kernel and the skeletons' on the fast one (which only have to fail: they
+# need no KASAN), all run in two lanes, the longest first (run_jobs).
+JOBS=()
+[ ${#VM_RUNS[@]} -eq 0 ] || mapfile -t -O 0 JOBS < <(plan_jobs "$FLAVOUR" "${VM_RUNS[@]}")
+[ ${#VM_RUNS_FAST[@]} -eq 0 ] || mapfile -t -O ${#JOBS[@]} JOBS < <(plan_jobs "$SKELETON_FLAVOUR" "${VM_RUNS_FAST[@]}")
+LANES_PID=""
+if [ ${#JOBS[@]} -gt 0 ] && [ -z "$LEARNER" ]; then
+	# make test: the VMs start now, and the host stages and host tests
+	# below (minutes of cargo builds) run beside them, niced: under TCG the
+	# VMs leave the cores idle part of the time (a test waiting on a timer,
+	# a guest idle between checks), and the host work fills it. Each job
+	# writes only its own logs; the counts are the judges' below.
+	BOOT_ID=1 run_jobs "${JOBS[@]}" &
+	LANES_PID=$!
+	HOST_NICE=(nice -n 10)
+fi
 # The host stages' skeletons, then their solutions, then the host tests of
 # the solutions: the host tests' crate is rebuilt at each change of tree.
 if [ -n "$LEARNER" ]; then
@@ -581,21 +613,11 @@ else
 	done
 	[ ${#STEPS[@]} -gt 0 ] || host_tests
 fi
-rm -f "$LOGS"/vm-*.out "$LOGS/vm.seconds" "$LOGS/boots"
-BOOT=0
-# Every boot planned as a job (plan_jobs), the solutions' on the debug
-# kernel and the skeletons' on the fast one (which only have to fail: they
-# need no KASAN), all run in two lanes, the longest first (run_jobs).
-JOBS=()
-[ ${#VM_RUNS[@]} -eq 0 ] || mapfile -t -O 0 JOBS < <(plan_jobs "$FLAVOUR" "${VM_RUNS[@]}")
-[ ${#VM_RUNS_FAST[@]} -eq 0 ] || mapfile -t -O ${#JOBS[@]} JOBS < <(plan_jobs "$SKELETON_FLAVOUR" "${VM_RUNS_FAST[@]}")
-if [ ${#JOBS[@]} -gt 0 ]; then
-	if [ -n "$LEARNER" ]; then
-		RKW_TEST_LANES=1 run_jobs "${JOBS[@]}"
-	else
-		BOOT_ID=1 run_jobs "${JOBS[@]}"
-		record_seconds
-	fi
+if [ -n "$LANES_PID" ]; then
+	wait "$LANES_PID"
+	record_seconds
+elif [ ${#JOBS[@]} -gt 0 ]; then
+	RKW_TEST_LANES=1 run_jobs "${JOBS[@]}"
 fi
 [ ${#VM_RUNS[@]} -eq 0 ] || judge_vms "$(job_log "$FLAVOUR")" "${VM_RUNS[@]}"
 [ ${#VM_RUNS_FAST[@]} -eq 0 ] || judge_vms "$(job_log "$SKELETON_FLAVOUR")" "${VM_RUNS_FAST[@]}"

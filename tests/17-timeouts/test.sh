@@ -16,7 +16,7 @@ bind_only "$SLOW"
 mark
 load io_timeout_ms=1000 || { finish; exit; }
 hint "the watchdog: a request older than io_timeout_ms is aborted; a controller that aborts it ends it with an error and stays in service, one that does not is given up and every request ends with an error"
-wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 20
+wait_dmesg "a request without completion after 1 s is aborted" "^rnvme $SLOW: queue [0-9]+ command [0-9]+: no completion after [0-9]+ ms, aborting it" 10
 # QEMU 7.2's model answers an Abort "not aborted" (result bit 0 set); QEMU
 # 10's may abort the command, which then completes with Command Abort
 # Requested (SCT 0, SC 0x07): seen once on Debian 13, declined in another

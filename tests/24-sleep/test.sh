@@ -16,7 +16,7 @@ load sleepers=$S workers=1 || {
 	exit
 }
 if wait_dmesg "$S sleepers (50 ms to 800 ms, spawned longest first) wake in the order of their deadlines, none early" \
-	"$S sleepers woke in the order of their deadlines, none early" 30; then
+	"$S sleepers woke in the order of their deadlines, none early" 15; then
 	# One worker, and the sleeps add up to 6.8 s: finishing well before that
 	# means no sleeper held the worker while it slept.
 	ms=$(dmesg_since_mark | sed -nE "s/.*$S sleepers woke .*\(([0-9]+) ms\)/\1/p" | tail -1)

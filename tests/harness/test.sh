@@ -157,6 +157,15 @@ expect "test.sh: a failure shows the lines of the boot that ran the stage, not a
 	'grep -q "its boot: .*vm-job6-debug-2.out" <<<"$out"' \
 	'grep -q "SKIP kernel tainted (32) at boot, before 01-hello solutions" <<<"$out"'
 
+# ---- plan_jobs: a skeleton that leaves the VM unfit runs last in its boot -------
+out=$(in_test_sh '
+	plan_jobs fast 16-passthrough:steps 17-timeouts:steps 18-removal:steps 19-zero-copy:steps
+	plan_jobs debug 16-passthrough:solutions 18-removal:solutions 19-zero-copy:solutions')
+expect "plan_jobs: 18's skeleton (SKELETON_LAST=yes) runs last in its boot; its solution keeps its place" "$out" \
+	'grep -q "|16-passthrough:steps 17-timeouts:steps 19-zero-copy:steps 18-removal:steps$" <<<"$out"' \
+	'grep -q "|16-passthrough:solutions 18-removal:solutions 19-zero-copy:solutions$" <<<"$out"' \
+	'grep -q "^fast|swiotlb=force|2|yes|" <<<"$out"'
+
 # ---- the modules a stage's test loads (USES) -------------------------------------
 # A copy of the repository's layout whose build-stage.sh only logs what it
 # was asked to build (and for which kernel).
