@@ -6,10 +6,9 @@
 # connections that never attach (closed after idle_ms); a client that
 # pipelines Treads and never reads (the server's socket queues within the
 # stated bound, closed after idle_ms); fids walked down
-# a 300-level tree (max_names). Then a live
-# fuzzer (fixed seed) and 64
-# clients at once; after them a mount still compares equal with the export,
-# and kmemleak and the kernel log are clean.
+# a 300-level tree (max_names). Then a live fuzzer (fixed seed), after
+# which a mount still compares equal with the export; 64 clients at once;
+# kmemleak and the kernel log are clean.
 . "$(dirname "$0")/../lib.sh"
 H="python3 $(dirname "$0")/../p9h.py"
 PORT=5640
@@ -110,29 +109,39 @@ expect_dmesg "the worst case counts the walked names and the socket buffers: 4 x
 run_checks $H deep $PORT 256
 timed_rmmod
 
-# ---- live fuzzing, 64 clients -----------------------------------------------------------
+# ---- live fuzzing ------------------------------------------------------------------------
+# idle_ms 2000: the fuzzer's stalled frames are closed quickly.
 load root="$EXPORT" port=$PORT workers=2 max_conns=80 idle_ms=2000
 hint "a malformed message must get Rlerror or close its own connection, never disturb the server"
 t0=$SECONDS
 run_checks $H fuzz $PORT $FUZZ_SEED $FUZZ_COUNT 8
 echo "# the fuzzer took $((SECONDS - t0)) s"
 expect_no_dmesg "the fuzzer left no error in the kernel log" 'r9p: .*(error|dropped)|BUG|WARNING'
-t0=$SECONDS
-run_checks $H clients $PORT "$EXPORT" "${CLIENTS[@]}"
-echo "# 64 clients took $((SECONDS - t0)) s"
-
 hint "after the fuzzer, the server must serve a mount as in stage 30"
 if mount9p 8192 loose 2>"$W/err"; then
 	t0=$SECONDS
 	if out=$(diff -r --no-dereference -x special "${DIFF_SKIP[@]}" "$EXPORT" "$MNT" 2>&1); then
-		pass "after the fuzzer and the 64 clients, diff -r of the export and a mount is clean ($((SECONDS - t0)) s)"
+		pass "after the fuzzer, diff -r of the export and a mount is clean ($((SECONDS - t0)) s)"
 	else
-		fail "after the fuzzer and the 64 clients, diff -r of the export and a mount is clean" "$(head -10 <<<"$out")" "$(excerpt 10)"
+		fail "after the fuzzer, diff -r of the export and a mount is clean" "$(head -10 <<<"$out")" "$(excerpt 10)"
 	fi
 	umount "$MNT"
 else
 	fail "after the fuzzer, a mount works" "$(cat "$W/err")" "$(excerpt)"
 fi
+timed_rmmod
+
+# ---- 64 clients at once ------------------------------------------------------------------
+# With the stage's idle_ms, not the fuzzer's 2000: 64 clients in one
+# Python process on a busy debug kernel can leave a reply unread for
+# seconds, and a reply left unread is what idle_ms closes (limits.rs,
+# exercise 2; seen in a make test whose host was loaded). Each client
+# compares every file and listing with the export.
+load root="$EXPORT" port=$PORT workers=2 max_conns=80 idle_ms=$IDLE_MS
+hint "each connection is its own task: 64 clients at once are each served the export's bytes"
+t0=$SECONDS
+run_checks $H clients $PORT "$EXPORT" "${CLIENTS[@]}"
+echo "# 64 clients took $((SECONDS - t0)) s"
 
 mark
 timed_rmmod
