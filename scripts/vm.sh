@@ -224,6 +224,10 @@ for o in "${QEMU_OPTS[@]}"; do VNG+=("--qemu-opts=$o"); done
 # And where to ask for QMP commands (tests/qmp.sh).
 [ -z "$QMP" ] || CMD="export RKW_QMP_DIR=$QMP_RUN/guest; $CMD"
 CMD="export RKW_FLAVOUR=$FLAVOUR; $CMD"
+# The tests' Python modules (p9raw.py, ...) compiled here: the VM's root
+# is read-only, so a module it imports without a current .pyc is compiled
+# again at every start of a script, on the guest's slow CPU.
+python3 -m compileall -q "$REPO/tests" >/dev/null 2>&1 || true
 case "$MODE" in
 exec) VNG+=(--exec "$CMD") ;;
 shell) [ -z "$SCRIPT" ] || VNG+=(--shell "$SCRIPT") ;;

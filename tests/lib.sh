@@ -15,6 +15,13 @@
 # shellcheck source=health.sh
 . "$(dirname "${BASH_SOURCE[0]}")/health.sh"
 
+# python3, in a test, without `site` (-S): the tests' scripts use the
+# standard library only, and site's search of the path, over the VM's 9p
+# root, is half of every start (the debug kernel, idle: 0.42 s against
+# 0.99 s; under make test's load, 1-1.5 s of 2.5-3). Their bytecode is
+# compiled on the host (scripts/vm.sh): the VM's root is read-only.
+python3() { command python3 -S "$@"; }
+
 RKW_PASS=0
 RKW_FAIL=0
 RKW_SKIP=0
