@@ -334,14 +334,28 @@ kernel_is_clean() {
 # behaviour trace (pci_nvme_err_*, pci_nvme_ub_*) since this test began.
 # The VM runner points RKW_NVME_TRACE at QEMU's trace file, which the guest
 # reads live through the host's file system.
-nvme_trace_lines() { [ -r "${RKW_NVME_TRACE:-}" ] && wc -l <"$RKW_NVME_TRACE" || echo 0; }
+# Marks in it are byte offsets: its size is a getattr, and what came after
+# a mark one read from there; a count of lines read the whole trace over 9p
+# each time, up to 25 s in the debug boot of stages 16-21, whose trace has
+# every doorbell write of their fio runs. A line QEMU is half-way through
+# writing at a mark is cut: it belongs to what came before the mark.
+# nvme_trace_size: the trace's size now, in bytes (0: no trace).
+nvme_trace_size() { stat -c %s "${RKW_NVME_TRACE:-/nonexistent}" 2>/dev/null || echo 0; }
+# nvme_trace_since FROM [TO]: what QEMU traced from byte FROM (up to TO).
+nvme_trace_since() {
+	if [ $# -gt 1 ]; then
+		tail -c +"$(($1 + 1))" "$RKW_NVME_TRACE" 2>/dev/null | head -c "$(($2 - $1))"
+	else
+		tail -c +"$(($1 + 1))" "$RKW_NVME_TRACE" 2>/dev/null
+	fi
+}
 # new_nvme_trace: the error and undefined-behaviour lines QEMU wrote since
 # RKW_TRACE_START (the trace also has every doorbell write and admin command).
 # A command the driver had aborted completes with Command Abort Requested
 # (status 0x7; QEMU 10 honours Abort, QEMU 7.2 does not): that is the Abort
 # working, not a protocol error.
 new_nvme_trace() {
-	tail -n +"$((RKW_TRACE_START + 1))" "$RKW_NVME_TRACE" 2>/dev/null | grep -E 'pci_nvme_(err|ub)' |
+	nvme_trace_since "$RKW_TRACE_START" | grep -E 'pci_nvme_(err|ub)' |
 		grep -vE 'pci_nvme_err_req_status cid [0-9]+ nsid [0-9]+ status 0x7 '
 }
 nvme_trace_is_clean() { # [DESC]
@@ -367,11 +381,11 @@ expect_nvme_trace() {
 	else
 		fail "$1" "expected QEMU trace lines matching $2, got:" "${new:-none}"
 	fi
-	RKW_TRACE_START=$(nvme_trace_lines)
+	RKW_TRACE_START=$(nvme_trace_size)
 }
 
 # doorbell_mark: later doorbell checks only look at what QEMU traced after this.
-doorbell_mark() { RKW_DOORBELL_START=$(nvme_trace_lines); }
+doorbell_mark() { RKW_DOORBELL_START=$(nvme_trace_size); }
 
 # expect_doorbells DESC QID DEPTH SUBMITTED COMPLETED [--one-at-a-time]: the
 # doorbell writes QEMU saw on queue QID since doorbell_mark are what ring
@@ -386,14 +400,14 @@ expect_doorbells() {
 # traced_admin_cmds: "CID OPCODE" of every admin command QEMU traced since
 # doorbell_mark, in order (opcode as QEMU prints it: 0x6, 0xc, ...).
 traced_admin_cmds() {
-	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" |
+	nvme_trace_since "${RKW_DOORBELL_START:-0}" |
 		sed -nE 's/.*pci_nvme_admin_cmd cid ([0-9]+) sqid [0-9]+ opc (0x[0-9a-f]+).*/\1 \2/p'
 }
 
 # traced_io_doorbells: how many doorbell register writes (SQ tails and CQ
 # heads) QEMU traced on the I/O queues (qid 1 and up) since doorbell_mark.
 traced_io_doorbells() {
-	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" 2>/dev/null |
+	nvme_trace_since "${RKW_DOORBELL_START:-0}" |
 		grep -cE "pci_nvme_mmio_doorbell_(sq sqid|cq cqid) [1-9]"
 }
 
@@ -435,7 +449,7 @@ finish() {
 	echo "# Totals: pass:$RKW_PASS fail:$RKW_FAIL xfail:0 xpass:0 skip:$RKW_SKIP error:0"
 }
 
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 [ "${RKW_STAGE_KMEMLEAK:-}" = yes ] && [ -z "${RKW_KMEMLEAK_LATER:-}" ] && kmemleak_on && kmemleak_quiet
 RKW_STAGE_MARK="RKW-STAGE-$$-$RANDOM$RANDOM"
 echo "$RKW_STAGE_MARK" >/dev/kmsg

@@ -11,9 +11,11 @@ for each command before the next), every SQ write moves the tail by one and
 every CQ write the head by one, so both are exactly 1, 2, ..., depth - 1,
 0, 1, ...: a doorbell forgotten once and caught up later fails too.
 
-Usage: nvme_doorbells.py TRACE FIRST_LINE QID DEPTH SUBMITTED COMPLETED
+Usage: nvme_doorbells.py TRACE FROM QID DEPTH SUBMITTED COMPLETED
            [--one-at-a-time]
-Prints "ok ..." or what is wrong.
+FROM is a byte offset in TRACE (doorbell_mark, tests/lib.sh): only what
+QEMU traced after it counts. Prints "ok ..." or what is wrong; a line is
+named by its number after FROM.
 """
 import re
 import sys
@@ -22,12 +24,14 @@ SQ = re.compile(r"pci_nvme_mmio_doorbell_sq sqid (\d+) new_tail (\d+)")
 CQ = re.compile(r"pci_nvme_mmio_doorbell_cq cqid (\d+) new_head (\d+)")
 
 
-def main(trace, first, qid, depth, submitted, completed, one_at_a_time):
-    lines = open(trace, errors="replace").read().splitlines()[first:]
+def main(trace, start, qid, depth, submitted, completed, one_at_a_time):
+    with open(trace, "rb") as f:
+        f.seek(start)
+        lines = f.read().decode(errors="replace").splitlines()
     sq_pos = cq_pos = 0  # where the rings are, mod depth
     sq_total = cq_total = 0  # how far they moved in all
     sq_writes = cq_writes = 0
-    for n, line in enumerate(lines, first + 1):
+    for n, line in enumerate(lines, 1):
         m = SQ.search(line)
         if m and int(m[1]) == qid:
             tail = int(m[2])

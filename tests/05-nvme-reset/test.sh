@@ -26,11 +26,11 @@ reg_is() {
 }
 
 # mmio_between FROM TO: the register reads and writes QEMU traced between
-# two line counts of its trace (nvme_trace_lines), taken around something
+# two sizes of its trace (nvme_trace_size), taken around something
 # only the driver does: the test's own reads of BAR0 (nvme_regs.py) come
 # outside them.
 mmio_between() {
-	sed -n "$(($1 + 1)),$2p" "$RKW_NVME_TRACE" | grep -E '^pci_nvme_mmio_(read|write) '
+	nvme_trace_since "$1" "$2" | grep -E '^pci_nvme_mmio_(read|write) '
 }
 # waits_for_not_ready: in such lines, a write clearing CC.EN (offset 0x14,
 # bit 0) followed by a read of CSTS (0x1c).
@@ -54,9 +54,9 @@ echo 1 >"/sys/bus/pci/devices/$BDF/enable" 2>/dev/null
 python3 "$(dirname "$0")/../nvme_regs.py" "$BDF" clear-admin >/dev/null
 
 hint "probe must disable the controller, program AQA/ASQ/ACQ, set CC and wait for CSTS.RDY"
-t0=$(nvme_trace_lines)
+t0=$(nvme_trace_size)
 load || { finish; exit; }
-probe_mmio=$(mmio_between "$t0" "$(nvme_trace_lines)")
+probe_mmio=$(mmio_between "$t0" "$(nvme_trace_size)")
 check "rnvme is bound to the NVMe controller $BDF" bound_to_us
 expect_dmesg "logs that the controller is enabled" "^rnvme $BDF: controller enabled: admin queues of 32 entries at 0x[0-9a-f]+ and 0x[0-9a-f]+\$"
 reg_is "CC.EN=1 and CSTS.RDY=1, no fatal status" en=1 rdy=1 cfs=0
@@ -78,9 +78,9 @@ fi
 hint "unbind must disable the controller (CC.EN=0, wait for RDY=0) before the queue memory is freed"
 for round in 1 2; do
 	mark
-	t0=$(nvme_trace_lines)
+	t0=$(nvme_trace_size)
 	echo "$BDF" 2>/dev/null >/sys/bus/pci/drivers/rnvme/unbind
-	unbind_mmio=$(mmio_between "$t0" "$(nvme_trace_lines)")
+	unbind_mmio=$(mmio_between "$t0" "$(nvme_trace_size)")
 	expect_dmesg "unbind disables the controller (round $round)" "^rnvme $BDF: controller disabled\$"
 	if waits_for_not_ready <<<"$unbind_mmio"; then
 		pass "unbind reads CSTS after clearing CC.EN: it waits for RDY=0 (QEMU's trace, round $round)"

@@ -65,7 +65,7 @@ unload
 
 # A failed status whose code is 0: only its type (SCT 1) says it failed.
 mark
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 hint "submit_sync: a command succeeded only if its Status Code Type and its Status Code are both 0 (Status::is_success)"
 load fault=3
 check "fault=3: rnvme binds (its refused command failed, as it must)" bound_to_us

@@ -21,7 +21,7 @@ mapfile -t BDFS < <(nvme_bdfs)
 # traced_numq: "CQS SQS" a Set Features (Number of Queues) asked for, as
 # QEMU decoded it, since the doorbell mark (the last one).
 traced_numq() {
-	tail -n +"$((${RKW_DOORBELL_START:-0} + 1))" "$RKW_NVME_TRACE" |
+	nvme_trace_since "${RKW_DOORBELL_START:-0}" |
 		sed -nE 's/.*pci_nvme_setfeat_numq requested cq_count=([0-9]+) sq_count=([0-9]+).*/\1 \2/p' | tail -1
 }
 

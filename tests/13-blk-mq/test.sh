@@ -168,7 +168,7 @@ if [ $DATA = 1 ]; then
 	# ---- rkw-b4 alone: 4096-byte blocks -------------------------------------------------
 	bind_only "$B4"
 	mark
-	RKW_TRACE_START=$(nvme_trace_lines)
+	RKW_TRACE_START=$(nvme_trace_size)
 	load io_reads=2 || { finish; exit; }
 	DEV=/dev/$(disk_of "$B4")
 	hint "queue_rq: the block layer counts 512-byte sectors, the command counts the namespace's blocks (lba_shift): convert the request's sector and length"
@@ -182,7 +182,7 @@ if [ $DATA = 1 ]; then
 	bind_only "$D0"
 	mark
 	load io_reads=2 fault=3 || { finish; exit; }
-	RKW_TRACE_START=$(nvme_trace_lines)
+	RKW_TRACE_START=$(nvme_trace_size)
 	DEV=/dev/$(disk_of "$D0")
 	hint "a failed status ends the request with an error (finish_whole, given: the errno of the status)"
 	check_fails "a read past the namespace's end fails in user space (fault=3: the disk claims 8 more blocks)" \

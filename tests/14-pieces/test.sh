@@ -68,7 +68,7 @@ done
 # ---- rkw-m2 alone: transfers larger than MDTS go in pieces ------------------------
 bind_only "$M2"
 mark
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 load || { finish; exit; }
 DEV=/dev/$(disk_of "$M2")
 if [ "$DEV" = /dev/rnvme0n1 ]; then
@@ -111,7 +111,7 @@ unload
 bind_only "$D0"
 mark
 load fault=3 || { finish; exit; }
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 DEV=/dev/$(disk_of "$D0")
 hint "finish: a failed status ends the request with to_errno's error, never Ok, and says so with pr_err!"
 check_fails "a read past the namespace's end fails in user space (fault=3: the disk claims 8 more blocks)" \

@@ -33,7 +33,7 @@ else
 	fail "rkw-d0: the disk $DEV and the nvme-cli nodes $CTRL and $NS" "$(ls -l /dev/rnvme* /dev/rng* 2>&1)" "$(excerpt)"
 fi
 hint "Passthrough::run sends what stage 15's passthru::check let through: a wrong answer here is in run (the buffer, the copies, the status), or in check if stage 15's host tests fail"
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 ioctl_checks "ioctl:" "$CTRL" "$NS"
 python3 "$PASSTHRU_TESTS/nvme_cli.py" record "$CTRL" "$NS" /tmp/rkw10-rnvme.json >/tmp/rkw10-rnvme.log 2>&1 ||
 	fail "nvme-cli works on $CTRL and $NS" "$(tail -5 /tmp/rkw10-rnvme.log)"
@@ -63,7 +63,7 @@ fi
 # The ioctls above make QEMU's model log the errors they provoke on
 # purpose (a read past the end, unknown opcodes): the trace check at the
 # end looks at what comes after them.
-RKW_TRACE_START=$(nvme_trace_lines)
+RKW_TRACE_START=$(nvme_trace_size)
 
 mark
 unload

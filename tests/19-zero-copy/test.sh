@@ -64,12 +64,12 @@ else
 	fail "reads submitted on CPU $last complete on CPU $last" "400 reads: $dl interrupts on CPU $last, $d0 on CPU 0" "$(grep rnvme /proc/interrupts)"
 fi
 hint "queue_rq: write the command, ring the doorbell only when is_last (commit_rqs rings what a stopped batch left)"
-t0=$(nvme_trace_lines)
+t0=$(nvme_trace_size)
 out=$(fio --name=batch --filename="$DEV" --ioengine=libaio --direct=1 --rw=randread --bs=4k --iodepth=32 \
 	--iodepth_batch_submit=32 --iodepth_batch_complete_min=16 --numjobs=1 --cpus_allowed=0 --offset=8M \
 	--size=8M --io_size=8M 2>&1)
 ios=$(grep -oE 'issued rwts: total=[0-9]+' <<<"$out" | grep -oE '[0-9]+$')
-rings=$(tail -n +"$((t0 + 1))" "$RKW_NVME_TRACE" 2>/dev/null | grep -cE 'pci_nvme_mmio_doorbell_sq sqid [1-9]')
+rings=$(nvme_trace_since "$t0" | grep -cE 'pci_nvme_mmio_doorbell_sq sqid [1-9]')
 if [ "${ios:-0}" -gt 0 ] && [ $((rings * 4)) -lt $((ios * 3)) ]; then
 	pass "batches ring once: $rings SQ doorbell writes for $ios reads submitted 32 at a time"
 else

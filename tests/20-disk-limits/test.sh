@@ -25,8 +25,6 @@ qemu_trace() {
 			echo "# could not turn QEMU's trace of $e $1" >&2
 	done
 }
-# traced_since N: QEMU's trace lines after the first N.
-traced_since() { tail -n +"$(($1 + 1))" "$RKW_NVME_TRACE" 2>/dev/null; }
 
 bind_only "$D0"
 mark
@@ -35,7 +33,7 @@ DISK=$(disk_of "$D0")
 DEV=/dev/$DISK
 Q=/sys/block/$DISK/queue
 qemu_trace true
-t0=$(nvme_trace_lines)
+t0=$(nvme_trace_size)
 
 # ---- 1. limits from the controller --------------------------------------------
 hint "disk_limits::limits: max_hw_sectors is MDTS (a power of two of CAP.MPSMIN pages) in 512-byte sectors, applied with queue_limits::apply"
@@ -48,7 +46,7 @@ fi
 # A 512 KiB O_DIRECT read at 16 MiB (block 0x8000): QEMU traces each Read
 # with its block count and bytes.
 dd if="$DEV" of=/dev/null bs=512K count=1 skip=32 iflag=direct 2>/dev/null
-reads=$(traced_since "$t0" | sed -nE 's/.*pci_nvme_read .* count ([0-9]+) lba 0x8000$/\1/p' | xargs)
+reads=$(nvme_trace_since "$t0" | sed -nE 's/.*pci_nvme_read .* count ([0-9]+) lba 0x8000$/\1/p' | xargs)
 if [ "$reads" = 524288 ]; then
 	pass "a 512 KiB O_DIRECT read is one NVMe Read of 524288 bytes"
 else
@@ -65,9 +63,9 @@ if [ "$wc" = "write back" ] && [ "$fua" = 1 ]; then
 else
 	fail "the block layer knows the write cache: write_cache says \"write back\", fua 1" "got: write_cache \"$wc\", fua \"$fua\""
 fi
-t1=$(nvme_trace_lines)
+t1=$(nvme_trace_size)
 dd if=/dev/urandom of="$DEV" bs=4k count=4 seek=6144 oflag=direct conv=fsync 2>/dev/null
-flushes=$(traced_since "$t1" | grep -c "pci_nvme_io_cmd .*opc 0x0 ")
+flushes=$(nvme_trace_since "$t1" | grep -c "pci_nvme_io_cmd .*opc 0x0 ")
 if [ "$flushes" -ge 1 ]; then
 	pass "fsync reaches the controller as a Flush ($flushes traced)"
 else
@@ -81,10 +79,10 @@ hint "dsm: one 16-byte range per bio (context 0, length in blocks, starting bloc
 expect_dmesg "Identify Controller's ONCS and Namespace's DLFEAT: QEMU's controller deallocates, and a discarded block reads as zeroes" \
 	"^rnvme $D0: the controller .* deallocates \(a discarded block reads as zeroes\)"
 dd if=/dev/urandom of="$DEV" bs=1M count=1 seek=20 oflag=direct 2>/dev/null
-t2=$(nvme_trace_lines)
+t2=$(nvme_trace_size)
 if check "blkdiscard of 1 MiB at 20 MiB" within 60 blkdiscard -o 20M -l 1M "$DEV"; then
-	dsm=$(traced_since "$t2" | grep -oE "pci_nvme_dsm nr [0-9]+ attr 0x[0-9a-f]+" | sed 's/pci_nvme_dsm //' | xargs)
-	dealloc=$(traced_since "$t2" | grep -oE "pci_nvme_dsm_deallocate slba [0-9]+ nlb [0-9]+" | sed 's/pci_nvme_dsm_deallocate //' | xargs)
+	dsm=$(nvme_trace_since "$t2" | grep -oE "pci_nvme_dsm nr [0-9]+ attr 0x[0-9a-f]+" | sed 's/pci_nvme_dsm //' | xargs)
+	dealloc=$(nvme_trace_since "$t2" | grep -oE "pci_nvme_dsm_deallocate slba [0-9]+ nlb [0-9]+" | sed 's/pci_nvme_dsm_deallocate //' | xargs)
 	if [ "$dsm" = "nr 1 attr 0x4" ] && [ "$dealloc" = "slba 40960 nlb 2048" ]; then
 		pass "it is one Dataset Management (1 range, Deallocate) of blocks 40960 to 43007"
 	else
@@ -104,12 +102,12 @@ dd if=/dev/urandom of="$DEV" bs=64k count=16 seek=384 oflag=direct 2>/dev/null
 # gaps: the 64 KiB blocks between and after the ranges, as they are now.
 gaps() { for b in 385 386 387 389 390 391 393 394 395; do dd if="$DEV" bs=64k count=1 skip=$b iflag=direct 2>/dev/null | md5sum; done; }
 before=$(gaps)
-t3=$(nvme_trace_lines)
+t3=$(nvme_trace_size)
 M=$((1 << 20))
 is_ok "three discards of 64 KiB submitted at once (io_uring)" python3 "$HERE/discards.py" "$DEV" \
 	$((24 * M)):65536 $((24 * M + M / 4)):65536 $((24 * M + M / 2)):65536
-dsm=$(traced_since "$t3" | grep -oE "pci_nvme_dsm nr [0-9]+ attr 0x[0-9a-f]+" | sed 's/pci_nvme_dsm //' | xargs)
-dealloc=$(traced_since "$t3" | grep -oE "pci_nvme_dsm_deallocate slba [0-9]+ nlb [0-9]+" | sed 's/pci_nvme_dsm_deallocate //' | sort | xargs)
+dsm=$(nvme_trace_since "$t3" | grep -oE "pci_nvme_dsm nr [0-9]+ attr 0x[0-9a-f]+" | sed 's/pci_nvme_dsm //' | xargs)
+dealloc=$(nvme_trace_since "$t3" | grep -oE "pci_nvme_dsm_deallocate slba [0-9]+ nlb [0-9]+" | sed 's/pci_nvme_dsm_deallocate //' | sort | xargs)
 want="slba 49152 nlb 128 slba 49664 nlb 128 slba 50176 nlb 128"
 if [ "$dsm" = "nr 3 attr 0x4" ] && [ "$dealloc" = "$want" ]; then
 	pass "they are one Dataset Management of 3 ranges, each its bio's 128 blocks"
