@@ -90,11 +90,12 @@ import sys
 from collections import Counter
 
 from rkw import REPO
+from rkw import stages as stage_reader
+from rkw.stages import STAGE_DIR
 
 SOLUTIONS = "solutions"
 OUT_DIR = os.path.join("book", "src", "generated")
 SUMMARY = os.path.join("book", "src", "SUMMARY.md")
-STAGE_DIR = re.compile(r"^(\d\d)-[A-Za-z0-9_-]+$")
 LARGE_DIFF = 400  # lines: a diff this long is still shown, folded, and flagged
 
 # mdbook's anchor markers (mdbook/src/utils/string.rs).
@@ -257,13 +258,7 @@ class Stage:
         self.name = name
         self.num = name[:2]
         self.dir = f"{SOLUTIONS}/{name}"
-        self.module = ""
-        env = f"tests/{name}/stage.env"
-        if exists(env):
-            for line in read(env).splitlines():
-                m = re.match(r"^\s*MODULE=(.*)$", line)
-                if m:
-                    self.module = m.group(1).strip().strip("\"'")
+        self.module = stage_reader.setting(name, "MODULE")
         self.files = {}  # key -> File
         self.prev = None
         self.rule = ""
@@ -824,7 +819,7 @@ def main(argv):
             return 0
         else:
             fail(f"unknown argument {a!r} (--check or nothing)")
-    names = sorted(d for d in os.listdir(os.path.join(REPO, SOLUTIONS)) if STAGE_DIR.match(d))
+    names = stage_reader.names(REPO, (SOLUTIONS,))
     stages = [Stage(n) for n in names]
     for s in stages:
         resolve(s)

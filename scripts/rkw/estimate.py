@@ -43,10 +43,9 @@ import argparse
 import difflib
 import os
 import re
-import shlex
 import sys
 
-from rkw import REPO
+from rkw import REPO, stages
 
 ROOT = REPO
 WORDS_PER_MINUTE = 200
@@ -58,16 +57,6 @@ ROUND_TO = 15
 COMMENT = re.compile(r"^\s*(//|/\*|\*)")
 # Not exercise lines: which file a module comes from.
 PATH_ATTR = re.compile(r'^\s*#\[path = ')
-
-
-def stages():
-    names = []
-    for name in sorted(os.listdir(os.path.join(ROOT, "tests"))):
-        if re.match(r"\d\d-", name) and all(
-            os.path.isdir(os.path.join(ROOT, tree, name)) for tree in ("tests", "steps", "solutions")
-        ):
-            names.append(name)
-    return names
 
 
 def chapter(stage):
@@ -161,20 +150,8 @@ def exercise_lines(stage):
     return added
 
 
-def stage_env(stage):
-    env = {}
-    path = os.path.join(ROOT, "tests", stage, "stage.env")
-    if os.path.exists(path):
-        with open(path, encoding="utf-8") as f:
-            for token in shlex.split(f.read(), comments=True):
-                if "=" in token:
-                    key, value = token.split("=", 1)
-                    env[key] = value
-    return env
-
-
 def check_minutes(stage):
-    env = stage_env(stage)
+    env = stages.env(stage)
     if env.get("VM") == "no":
         return 1
     if env.get("KMEMLEAK") == "yes" or env.get("BOOT") == "own":
@@ -264,7 +241,7 @@ def main(argv):
     mode.add_argument("--check", action="store_true", help="fail if they are stale")
     args = parser.parse_args(argv)
 
-    table = [(s, estimate(s)) for s in stages()]
+    table = [(s, estimate(s)) for s in stages.names(ROOT, ("tests", "steps", "solutions"))]
     txt_path = os.path.join(ROOT, "tests", "estimates.txt")
     readme_path = os.path.join(ROOT, "README.md")
     with open(readme_path, encoding="utf-8") as f:

@@ -35,6 +35,7 @@ import re
 import sys
 
 from rkw import REPO
+from rkw import stages as stage_reader
 from rkw import modgraph as _modules
 
 ROOT = REPO
@@ -196,11 +197,7 @@ def main(argv):
             continue
         code = skeleton_text(root, stage)
         prose = chapter_text(root, stage)
-        module = ""
-        env = os.path.join(root, "tests", stage, "stage.env")
-        if os.path.isfile(env):
-            m = re.search(r"^MODULE=(\S+)", open(env).read(), re.M)
-            module = m.group(1) if m else ""
+        module = stage_reader.setting(stage, "MODULE", root)
         code_lines = code.replace("\0", " ").split("\n")
         prose_lines = prose.split("\n")
         for n, pat in patterns(test):

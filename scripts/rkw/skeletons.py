@@ -56,7 +56,7 @@ import os
 import re
 import sys
 
-from rkw import REPO
+from rkw import REPO, stages
 
 CONTEXT = 2  # lines of context around a reported difference
 
@@ -442,20 +442,14 @@ def shared_runs(root):
 
 
 def stage_names(root, wanted):
-    both = sorted(
-        set(os.listdir(os.path.join(root, "steps"))) & set(os.listdir(os.path.join(root, "solutions")))
-    )
-    both = [s for s in both if re.match(r"\d+-", s)]
-    if not wanted:
-        return both
-    names = []
+    trees = ("steps", "solutions")
+    found = []
     for w in wanted:
-        number = w.split("-")[0]
-        match = [s for s in both if number.isdigit() and int(s.split("-")[0]) == int(number)]
-        if not match:
-            raise OSError(f"no stage {w} in both steps/ and solutions/")
-        names.append(match[0])
-    return names
+        try:
+            found.append(stages.resolve(w, root, trees))
+        except LookupError:
+            raise OSError(f"no stage {w} in both steps/ and solutions/") from None
+    return found or stages.names(root, trees)
 
 
 def main(argv):

@@ -76,7 +76,7 @@ import subprocess
 import sys
 import time
 
-from rkw import REPO, ktap
+from rkw import REPO, ktap, stages
 from rkw import skeletons as cs
 
 TEETH = os.path.join(REPO, "build", "teeth")
@@ -515,28 +515,21 @@ def build(v, kdir, modules_dir, kargs):
 
 
 # ---- running ----------------------------------------------------------------------
-def stage_env(stage, var):
-    return subprocess.run(
-        ["bash", "-c", f'. "{REPO}/tests/{stage}/stage.env" && eval "echo \\"\\${{{var}:-}}\\""'],
-        capture_output=True, text=True,
-    ).stdout.strip()
-
-
 def run_vm(stage, trees, log, boot=0):
     """All trees in as few boots as possible (a fresh one after a taint);
     boot: the number of boots this stage had before (their logs are kept).
     Returns the number of boots after this."""
-    devices = stage_env(stage, "DEVICES")
-    timeout = int(stage_env(stage, "TIMEOUT") or 240)
+    devices = stages.setting(stage, "DEVICES")
+    timeout = int(stages.setting(stage, "TIMEOUT") or 240)
     per_tree = int(os.environ.get("RKW_TEST_TIMEOUT") or timeout)
     env = dict(os.environ)
     append = []
-    if stage_env(stage, "BOOT"):  # own, or a group of its own (BOOT=NAME)
-        env["RKW_VM_CPUS"] = stage_env(stage, "CPUS")
-        env["RKW_VM_QMP"] = stage_env(stage, "QMP")
-        append += stage_env(stage, "APPEND").split()
+    if stages.setting(stage, "BOOT"):  # own, or a group of its own (BOOT=NAME)
+        env["RKW_VM_CPUS"] = stages.setting(stage, "CPUS")
+        env["RKW_VM_QMP"] = stages.setting(stage, "QMP")
+        append += stages.setting(stage, "APPEND").split()
     flavour = env.get("RKW_FLAVOUR", "debug")
-    if flavour == "debug" and stage_env(stage, "KMEMLEAK") == "yes":
+    if flavour == "debug" and stages.setting(stage, "KMEMLEAK") == "yes":
         append.insert(0, "kmemleak=on")
     if append:
         env["RKW_VM_APPEND"] = " ".join(append)
@@ -780,16 +773,6 @@ def stage_report(stage, flavour, variants, base, seconds, note="", keep=None, or
 
 
 # ---- main -------------------------------------------------------------------------
-def stage_name(arg):
-    n = arg.split("-")[0]
-    if not n.isdigit():
-        sys.exit(f"teeth: not a stage: {arg}")
-    for d in sorted(os.listdir(os.path.join(REPO, "tests"))):
-        if re.match(r"\d+-", d) and int(d.split("-")[0]) == int(n):
-            return d
-    sys.exit(f"teeth: no stage {arg}")
-
-
 def main(argv):
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0],
                                  formatter_class=argparse.RawDescriptionHelpFormatter, epilog=__doc__)
@@ -808,7 +791,10 @@ def main(argv):
     only = {x for x in args.only.split(",") if x}
     status = 0
     for arg in args.stages:
-        stage = stage_name(arg)
+        try:
+            stage = stages.resolve(arg)
+        except LookupError as e:
+            sys.exit(f"teeth: {e}")
         variants = variants_of(stage, args.lines or any("-l" in x for x in only), args.max_lines)
         order = [v.id for v in variants]
         if only:
@@ -821,7 +807,7 @@ def main(argv):
         t0 = time.time()
         # The report's section: one per stage and kernel flavour.
         key = stage if flavour == "fast" else f"{stage}@{flavour}"
-        host = stage_env(stage, "VM") == "no"
+        host = stages.setting(stage, "VM") == "no"
         kdir, modules_dir, kargs = shell_env()
         if not host:
             r = subprocess.run([os.path.join(REPO, "scripts", "build-stage.sh"), "solutions", stage],
@@ -867,7 +853,7 @@ def main(argv):
                         v.built, v.counts = False, None  # a compile-time tooth
             else:
                 log = os.path.join(LOGS, f"{stage}.vm.log")
-                if stage_env(stage, "TEETH_BOOTS") == "each":
+                if stages.setting(stage, "TEETH_BOOTS") == "each":
                     # A variant that writes wrong data spoils the disk for
                     # the trees after it (stage 13 checks a pattern the host
                     # put in the image before the boot): a boot per tree.
