@@ -89,7 +89,7 @@ import re
 import sys
 from collections import Counter
 
-from rkw import REPO
+from rkw import REPO, rust
 from rkw import stages as stage_reader
 from rkw.stages import STAGE_DIR
 
@@ -99,12 +99,7 @@ SUMMARY = os.path.join("book", "src", "SUMMARY.md")
 LARGE_DIFF = 400  # lines: a diff this long is still shown, folded, and flagged
 
 # mdbook's anchor markers (mdbook/src/utils/string.rs).
-ANCHOR = re.compile(r"ANCHOR(?:_END)?:\s*[\w_-]+")
-CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'")
-RAW_STRING = re.compile(r'(?<![A-Za-z0-9_])(?:b|c)?r(#*)"')
-MOD_DECL = re.compile(r"((?:#\s*\[[^\]]*\]\s*)*)(?:pub(?:\s*\([^)]*\))?\s+)?mod\s+([A-Za-z_][A-Za-z0-9_]*)\s*;")
-PATH_ATTR = re.compile(r'#\s*\[\s*path\s*=\s*"([^"]*)"\s*\]')
-UNSAFE = re.compile(r"\bunsafe\b")
+ANCHOR = rust.ANCHOR
 
 
 def fail(msg, code=2):
@@ -132,103 +127,10 @@ def norm(rel):
 # ---- Rust text ----------------------------------------------------------------------
 
 
-def mask(text):
-    """`text` with comments, strings and char literals blanked (newlines
-    kept, so offsets and line numbers are those of `text`)."""
-    out = list(text)
-    i, end = 0, len(text)
-
-    def blank(a, b):
-        for k in range(a, min(b, end)):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < end:
-        c = text[i]
-        if text.startswith("//", i):
-            nl = text.find("\n", i)
-            j = end if nl < 0 else nl
-            blank(i, j)
-            i = j
-        elif text.startswith("/*", i):
-            depth, j = 1, i + 2
-            while j < end and depth:
-                if text.startswith("/*", j):
-                    depth, j = depth + 1, j + 2
-                elif text.startswith("*/", j):
-                    depth, j = depth - 1, j + 2
-                else:
-                    j += 1
-            blank(i, j)
-            i = j
-        elif (m := RAW_STRING.match(text, i)) and (i == 0 or not (text[i - 1].isalnum() or text[i - 1] == "_")):
-            close = text.find('"' + m.group(1), m.end())
-            j = end if close < 0 else close + 1 + len(m.group(1))
-            blank(i, j)
-            i = j
-        elif c == '"':
-            j = i + 1
-            while j < end and text[j] != '"':
-                j += 2 if text[j] == "\\" else 1
-            j += 1
-            blank(i, j)
-            i = j
-        elif c == "'":
-            m = CHAR.match(text, i)
-            if m:
-                blank(i, m.end())
-                i = m.end()
-            else:
-                i += 1
-        else:
-            i += 1
-    return "".join(out)
-
-
-def line_starts(text):
-    starts = [0]
-    for m in re.finditer("\n", text):
-        starts.append(m.end())
-    return starts
-
-
-def line_of(starts, offset):
-    """0-based line index of `offset`."""
-    lo, hi = 0, len(starts) - 1
-    while lo < hi:
-        mid = (lo + hi + 1) // 2
-        if starts[mid] <= offset:
-            lo = mid
-        else:
-            hi = mid - 1
-    return lo
-
-
-def depth_at(masked):
-    """depth[i]: how many `{` are open before offset i."""
-    depth, d = [], 0
-    for ch in masked:
-        depth.append(d)
-        if ch == "{":
-            d += 1
-        elif ch == "}":
-            d = max(0, d - 1)
-    return depth
-
-
 def mod_decls(text):
     """(name, path attribute or None) of the file's `mod x;` declarations
     at the top level (not inside braces, comments or strings)."""
-    masked = mask(text)
-    depth = depth_at(masked)
-    found = []
-    for m in MOD_DECL.finditer(masked):
-        if depth[m.start(2)] != 0:
-            continue
-        attrs = text[m.start(1) : m.end(1)]  # the original text: the path string
-        p = PATH_ATTR.search(attrs)
-        found.append((m.group(2), p.group(1) if p else None))
-    return found
+    return [(d.name, d.path) for d in rust.of(text).mod_decls() if d.top]
 
 
 # ---- stages and their modules -----------------------------------------------------
@@ -440,38 +342,6 @@ class Site:
         self.span_text = span_text
 
 
-def comment_block_above(lines, n):
-    """The `//` comment lines (not `///`) ending just above line n (0-based),
-    skipping anchor lines: (first index, [texts])."""
-    k, got = n - 1, []
-    while k >= 0:
-        s = lines[k].strip()
-        if ANCHOR.search(s) and s.startswith("//"):
-            k -= 1
-            continue
-        if s.startswith("//") and not s.startswith("///") and not s.startswith("//!"):
-            got.append(s[2:].strip())
-            k -= 1
-            continue
-        break
-    return k + 1, got[::-1]
-
-
-def doc_block_above(lines, n):
-    """The `///` doc lines above line n, over attributes and anchors."""
-    k, got = n - 1, []
-    while k >= 0:
-        s = lines[k].strip()
-        if s.startswith("///"):
-            got.append(s[3:].strip() if not s[3:4] == " " else s[4:].rstrip())
-        elif s.startswith("#[") or (s.startswith("//") and ANCHOR.search(s)):
-            pass
-        else:
-            break
-        k -= 1
-    return k + 1, got[::-1]
-
-
 def first_sentence(text):
     text = re.sub(r"\s+", " ", text).strip()
     text = text[:1].upper() + text[1:]
@@ -496,108 +366,17 @@ def first_sentence(text):
     return text
 
 
-def safety_comment(lines, masked_lines, n):
-    """The text after `SAFETY:` of the comment that documents the `unsafe`
-    at line n (0-based), or None. The comment is the one just above the
-    statement holding the block: going up over the statement's earlier lines
-    (code lines that neither end a statement nor hold another `unsafe`)."""
-    # On the same line, before the block? (`foo(/* SAFETY: */ unsafe {..})` is rare.)
-    k = n
-    while True:
-        first, texts = comment_block_above(lines, k)
-        if texts:
-            for i, t in enumerate(texts):
-                if t.startswith("SAFETY:"):
-                    return " ".join([t[len("SAFETY:") :]] + texts[i + 1 :])
-            return None
-        k = first - 1  # the code line above
-        if k < 0:
-            return None
-        code = masked_lines[k].rstrip()
-        if not code.strip() or code.endswith((";", "}")) or UNSAFE.search(code):
-            return None
-        if k < n - 12:  # a statement this long is not what we meant
-            return None
-
-
-def safety_doc(lines, n):
-    """The `# Safety` section of the doc comment above line n, or None."""
-    _, docs = doc_block_above(lines, n)
-    for i, d in enumerate(docs):
-        if re.match(r"^#+\s*Safety\s*$", d):
-            body = []
-            for t in docs[i + 1 :]:
-                if re.match(r"^#+\s", t):
-                    break
-                if not t and body:
-                    break
-                if t:
-                    body.append(t)
-            return " ".join(body) if body else None
-    return None
-
-
-def block_end(masked, start):
-    """Offset of the `}` closing the `{` at `start`."""
-    d = 0
-    for i in range(start, len(masked)):
-        if masked[i] == "{":
-            d += 1
-        elif masked[i] == "}":
-            d -= 1
-            if d == 0:
-                return i
-    return len(masked) - 1
+# The kinds of unsafe sites (rust.py's) as the tables name them.
+KINDS = {"block": "`unsafe {}` block", "fn": "`unsafe fn`", "impl": "`unsafe impl`", "trait": "`unsafe trait`"}
 
 
 def unsafe_sites(text):
-    masked = mask(text)
-    lines = text.splitlines()
-    mlines = masked.splitlines()
-    starts = line_starts(text)
+    lines = text.split("\n")
     sites = []
-    for m in UNSAFE.finditer(masked):
-        after = masked[m.end() :]
-        n = line_of(starts, m.start())
-        rest = after.lstrip()
-        if rest.startswith("{"):
-            kind = "`unsafe {}` block"
-            open_ = m.end() + (len(after) - len(rest))
-            last = line_of(starts, block_end(masked, open_))
-            reason = safety_comment(lines, mlines, n)
-            top, _ = comment_block_above(lines, n)
-        elif re.match(r"(?:extern\s+)?fn\b", rest):
-            kind = "`unsafe fn`"
-            head = re.search(r"[{;]", after)
-            last = line_of(starts, m.end() + (head.start() if head else 0))
-            reason = safety_doc(lines, n)
-            top, _ = doc_block_above(lines, n)
-        elif rest.startswith("impl"):
-            kind = "`unsafe impl`"
-            head = re.search(r"[{;]", after)
-            last = line_of(starts, m.end() + (head.start() if head else 0))
-            reason = safety_comment(lines, mlines, n)
-            top, _ = comment_block_above(lines, n)
-        elif rest.startswith("trait"):
-            kind = "`unsafe trait`"
-            head = re.search(r"[{;]", after)
-            last = line_of(starts, m.end() + (head.start() if head else 0))
-            reason = safety_doc(lines, n)
-            top, _ = doc_block_above(lines, n)
-        elif rest.startswith("("):
-            # A macro's unsafe declaration, e.g. `global_lock!`'s
-            # `unsafe(uninit) static X: ...`: the caller promises something.
-            m2 = re.match(r"\([^)]*\)\s*\w+", rest)
-            decl = re.sub(r"\s+", " ", m2.group(0)) if m2 else "(..)"
-            kind = "`unsafe" + decl + "`"
-            head = re.search(r"[;{]", after)
-            last = line_of(starts, m.end() + (head.start() if head else 0))
-            reason = safety_comment(lines, mlines, n)
-            top, _ = comment_block_above(lines, n)
-        else:
-            continue  # `unsafe` in another role (e.g. an attribute)
-        span = "\n".join(l.strip() for l in lines[top : last + 1] if not ANCHOR.search(l))
-        sites.append(Site(n + 1, kind, first_sentence(reason) if reason and reason.strip() else None, span))
+    for u in rust.of(text).unsafe_sites():
+        kind = KINDS.get(u.kind) or f"`unsafe{u.decl}`"
+        span = "\n".join(l.strip() for l in lines[u.top : u.last + 1] if not ANCHOR.search(l))
+        sites.append(Site(u.row + 1, kind, first_sentence(u.reason) if u.reason and u.reason.strip() else None, span))
     return sites
 
 

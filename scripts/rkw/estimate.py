@@ -45,7 +45,7 @@ import os
 import re
 import sys
 
-from rkw import REPO, stages
+from rkw import REPO, rust, stages
 
 ROOT = REPO
 WORDS_PER_MINUTE = 200
@@ -54,9 +54,6 @@ MINUTES_PER_LINE = 0.7
 DEBUG_PER_EXERCISE = 10
 CHECK_RUNS = 3
 ROUND_TO = 15
-COMMENT = re.compile(r"^\s*(//|/\*|\*)")
-# Not exercise lines: which file a module comes from.
-PATH_ATTR = re.compile(r'^\s*#\[path = ')
 
 
 def chapter(stage):
@@ -122,8 +119,8 @@ def exercises(stage):
     for dirpath, _, names in os.walk(os.path.join(ROOT, "steps", stage)):
         for n in names:
             if n.endswith(".rs"):
-                with open(os.path.join(dirpath, n), encoding="utf-8", errors="replace") as f:
-                    found |= set(EXERCISE.findall(f.read()))
+                for _, _, comment in rust.parse(os.path.join(dirpath, n)).comments():
+                    found |= set(EXERCISE.findall(comment))
     return len(found)
 
 
@@ -137,16 +134,19 @@ def rust_files(folder):
 
 
 def exercise_lines(stage):
-    """Lines the solution adds to the skeleton: code lines only."""
+    """Lines the solution adds to the skeleton: code lines only (not
+    comments, nor `#[path]` attributes: which file a module comes from)."""
     steps = os.path.join(ROOT, "steps", stage)
     sol = os.path.join(ROOT, "solutions", stage)
     added = 0
     for f in sorted(rust_files(steps) & rust_files(sol)):
         with open(os.path.join(steps, f), encoding="utf-8") as a, open(os.path.join(sol, f), encoding="utf-8") as b:
             old, new = a.read().splitlines(), b.read().splitlines()
+        facts = rust.parse(os.path.join(sol, f))
+        skip = facts.comment_rows() | set(facts.path_attrs())
         for tag, _, _, j1, j2 in difflib.SequenceMatcher(None, old, new, autojunk=False).get_opcodes():
             if tag in ("replace", "insert"):
-                added += sum(1 for line in new[j1:j2] if line.strip() and not COMMENT.match(line) and not PATH_ATTR.match(line))
+                added += sum(1 for n in range(j1, j2) if new[n].strip() and n not in skip)
     return added
 
 

@@ -26,17 +26,17 @@ import os
 import re
 import sys
 
-from rkw import REPO
+from rkw import REPO, rust
 from rkw.skeletons import stage_names
 
-MOD = re.compile(r'(?:#\[path = "([^"]+)"\]\s*(?:#\[[^\]]*\]\s*)*)?(?:pub(?:\([^)]*\))?\s+)?mod (\w+);')
 PATHREF = re.compile(r"\b(crate|super|self)::((?:\w+::)*\w+)")
 LISTREF = re.compile(r"\b(crate|super|self)::((?:\w+::)*)\{")
 ROOT = re.compile(r"\bmodule(?:_pci_driver)?!|\bInPlaceModule\b")
 
 
-def strip_comments(text):
-    return re.sub(r"//.*", "", text)
+def code(path):
+    """The file's text with comments and literals blanked (rust.py)."""
+    return rust.parse(path).masked()
 
 
 def modules(root_file):
@@ -46,11 +46,8 @@ def modules(root_file):
     def walk(path, prefix):
         if len(prefix) > 6:
             return
-        with open(path, encoding="utf-8") as f:
-            text = strip_comments(f.read())
         base = os.path.dirname(path)
-        for m in MOD.finditer(text):
-            rel, name = m.group(1), m.group(2)
+        for name, rel, _, _ in rust.parse(path).mod_decls():
             target = os.path.normpath(os.path.join(base, rel if rel else name + ".rs"))
             if not os.path.exists(target):
                 continue
@@ -93,8 +90,7 @@ def use_paths(text, start):
 
 def references(path, modpath, mods):
     """{module path: first path text} that `path` (module `modpath`) names."""
-    with open(path, encoding="utf-8") as f:
-        text = strip_comments(f.read())
+    text = code(path)
     parent = modpath[:-1] if modpath else ()
 
     def base(kind):
@@ -126,9 +122,8 @@ def crate_roots(root, tree, stage):
     roots = []
     for name in sorted(os.listdir(folder)):
         if name.endswith(".rs"):
-            with open(os.path.join(folder, name), encoding="utf-8") as f:
-                if ROOT.search(strip_comments(f.read())):
-                    roots.append(os.path.join(folder, name))
+            if ROOT.search(code(os.path.join(folder, name))):
+                roots.append(os.path.join(folder, name))
     return roots
 
 

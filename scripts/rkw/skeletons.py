@@ -56,7 +56,7 @@ import os
 import re
 import sys
 
-from rkw import REPO, stages
+from rkw import REPO, rust, stages
 
 CONTEXT = 2  # lines of context around a reported difference
 
@@ -64,113 +64,36 @@ CONTEXT = 2  # lines of context around a reported difference
 # A check, not a wish: the list only shrinks (it is empty: keep it so).
 BESIDE_ANSWERS: set[tuple[str, str]] = set()
 
-TODO = re.compile(r"//.*\bTODO\b")
-FN = re.compile(r'^\s*(?:pub(?:\([^)]*\))?\s+)?(?:(?:const|async|unsafe|extern\s+"[^"]*")\s+)*fn\s')
-IMPL = re.compile(r"^\s*(?:unsafe\s+)?impl\b")
-REUSE = re.compile(r'^\s*#\[path = "\.\./\.\./solutions/([^/"]+)/([^"]+)"\]\s*$')
-PATH = re.compile(r'^\s*#\[path = "[^"]*"\]\s*$')
-USE = re.compile(r"^\s*(?:pub(?:\([^)]*\))?\s+)?use\s")
-# A char literal, as opposed to a lifetime ('a).
-CHAR = re.compile(r"'(?:\\(?:x[0-9a-fA-F]{2}|u\{[0-9a-fA-F]+\}|.)|[^\\'\n])'")
-RAW_STRING = re.compile(r'(?<![A-Za-z0-9_])b?r(#*)"')
+# A `#[path]` to a file of a stage's solution: (stage, file).
+SOLUTION_FILE = re.compile(r"^\.\./\.\./solutions/([^/]+)/(.+)$")
 
 
-def indent(line):
-    return len(line) - len(line.lstrip())
-
-
-def brace_pairs(lines):
-    """(open, close) line indices of every matched `{ }` pair, skipping
-    comments, strings and char literals."""
-    text = "".join(lines)
-    line_of = []
-    for n, line in enumerate(lines):
-        line_of.extend([n] * len(line))
-    pairs, stack = [], []
-    i, end = 0, len(text)
-    while i < end:
-        c = text[i]
-        if text.startswith("//", i):
-            nl = text.find("\n", i)
-            i = end if nl < 0 else nl
-        elif text.startswith("/*", i):
-            depth, i = 1, i + 2
-            while i < end and depth:
-                if text.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif text.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
-        elif m := RAW_STRING.match(text, i):
-            close = text.find('"' + m.group(1), m.end())
-            i = end if close < 0 else close + 1 + len(m.group(1))
-        elif c == '"':
-            i += 1
-            while i < end and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-        elif c == "'":
-            m = CHAR.match(text, i)
-            i = m.end() if m else i + 1
-        elif c == "{":
-            stack.append(line_of[i])
-            i += 1
-        elif c == "}":
-            if stack:
-                pairs.append((stack.pop(), line_of[i]))
-            i += 1
-        else:
-            i += 1
-    return pairs
+def parsed(lines):
+    """The parsed Rust source of a file's lines (rust.py's facts)."""
+    return rust.of("".join(lines))
 
 
 def items(lines):
-    """(first, last, kind) of every `fn` and `impl` item with a body: from
-    its signature's first line to its closing brace."""
-    found = []
-    for open_, close in brace_pairs(lines):
-        # rustfmt puts the item's first line and its closing brace at the
-        # same indentation; a multi-line signature's own lines are deeper,
-        # or start with `)`, `where`, `->`, `{` ... A bare block's brace has
-        # no such first line above it: it is no item.
-        level = indent(lines[close])
-        n = open_
-        while n >= 0:
-            s = lines[n].strip()
-            if s and indent(lines[n]) < level:
-                n = -1
-            elif s and indent(lines[n]) == level and not re.match(r"(\)|\]|>|where\b|->|\{|\+|//)", s):
-                break
-            else:
-                n -= 1
-        if n < 0:
-            continue
-        if FN.match(lines[n]):
-            found.append((n, close, "fn"))
-        elif IMPL.match(lines[n]):
-            found.append((n, close, "impl"))
-    return found
+    """(first, last, kind) of every `fn` item with a body and `impl` item:
+    from its signature's first line to its closing brace."""
+    return parsed(lines).items()
 
 
 def use_lines(lines):
     """The indices of the lines of `use` declarations."""
-    inside, n = set(), 0
-    while n < len(lines):
-        if USE.match(lines[n]):
-            while n < len(lines):
-                inside.add(n)
-                if ";" in lines[n].split("//")[0]:
-                    break
-                n += 1
-        n += 1
-    return inside
+    return parsed(lines).use_rows()
+
+
+def todo_lines(lines):
+    """{index: exercise number or None} of the lines with a `TODO` comment."""
+    return {row: n for row, n, _ in parsed(lines).todos()}
 
 
 def exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses):
     """Why this change block is part of an exercise, or None."""
     changed = sol[i1:i2] + step[j1:j2]
-    if any(TODO.search(line) for line in step[j1:j2]):
+    todos = todo_lines(step)
+    if any(n in todos for n in range(j1, j2)):
         return "TODO"
     # The innermost fn or impl item around the change, on the steps side. A
     # pure deletion sits between lines j1 - 1 and j1.
@@ -178,13 +101,15 @@ def exercise(i1, i2, j1, j2, sol, step, step_items, sol_uses, step_uses):
     around = [it for it in step_items if it[0] <= lo and hi <= it[1]]
     if around:
         first, last, _ = max(around, key=lambda it: (it[0], -it[1]))
-        if any(TODO.search(line) for line in step[first : last + 1]):
+        if any(n in todos for n in range(first, last + 1)):
             return "in an item with a TODO"
     if all(line.lstrip().startswith("//!") for line in changed):
         return "module doc"
     if all(n in sol_uses for n in range(i1, i2)) and all(n in step_uses for n in range(j1, j2)):
         return "imports"
-    if j1 < j2 and all(REUSE.match(line) for line in step[j1:j2]) and all(PATH.match(line) for line in sol[i1:i2]):
+    step_paths, sol_paths = parsed(step).path_attrs(), parsed(sol).path_attrs()
+    if (j1 < j2 and all(SOLUTION_FILE.match(step_paths.get(n, "")) for n in range(j1, j2))
+            and all(n in sol_paths for n in range(i1, i2))):
         return "reuses a solution file"
     return None
 
@@ -257,16 +182,15 @@ def check_stage(root, stage):
     reused = set()
     for f in sorted(steps_files):
         if f.endswith(".rs"):
-            with open(os.path.join(steps_dir, f), encoding="utf-8", errors="replace") as t:
-                for n, line in enumerate(t, 1):
-                    m = REUSE.match(line)
-                    if m and m.group(1) == stage:
-                        reused.add(m.group(2))
-                        if (stage, m.group(2)) not in BESIDE_ANSWERS:
-                            reports.append([
-                                f"steps/{stage}/{f}:{n}: includes solutions/{stage}/{m.group(2)}, beside its answers:"
-                                " move the given file to solutions/lib/ or into the exercise file that uses it"
-                            ])
+            for row, path in sorted(rust.parse(os.path.join(steps_dir, f)).path_attrs().items()):
+                m = SOLUTION_FILE.match(path)
+                if m and m.group(1) == stage:
+                    reused.add(m.group(2))
+                    if (stage, m.group(2)) not in BESIDE_ANSWERS:
+                        reports.append([
+                            f"steps/{stage}/{f}:{row + 1}: includes solutions/{stage}/{m.group(2)}, beside its answers:"
+                            " move the given file to solutions/lib/ or into the exercise file that uses it"
+                        ])
     for f in sorted(sol_files - steps_files - reused):
         reports.append([f"steps/{stage}/{f}:1: missing (solutions/{stage}/{f} has it)"])
     for f in sorted(steps_files - sol_files):

@@ -76,14 +76,13 @@ import subprocess
 import sys
 import time
 
-from rkw import REPO, ktap, stages
+from rkw import REPO, ktap, rust, stages
 from rkw import skeletons as cs
 
 TEETH = os.path.join(REPO, "build", "teeth")
 LOGS = os.path.join(TEETH, "logs")
 
 
-EXERCISE = re.compile(r"\bexercise\s+(\d+)", re.I)
 
 
 # ---- regions ----------------------------------------------------------------------
@@ -132,6 +131,7 @@ def regions_of(stage):
         ops = difflib.SequenceMatcher(None, sol, step, autojunk=False).get_opcodes()
         step_items = cs.items(step)
         sol_uses, step_uses = cs.use_lines(sol), cs.use_lines(step)
+        todos = cs.todo_lines(step)
         by_key = {}
         for tag, i1, i2, j1, j2 in ops:
             if tag == "equal":
@@ -142,20 +142,18 @@ def regions_of(stage):
             lo, hi = (j1, j2 - 1) if j2 > j1 else (j1 - 1, j1)
             around = [
                 it for it in step_items
-                if it[0] <= lo and hi <= it[1] and any(cs.TODO.search(x) for x in step[it[0]: it[1] + 1])
+                if it[0] <= lo and hi <= it[1] and any(n in todos for n in range(it[0], it[1] + 1))
             ]
             if around:
                 first, last, _ = max(around, key=lambda it: (it[0], -it[1]))
-                key, name, todo_lines = ("item", first), item_name(step[first]), step[first: last + 1]
+                key, name, rows = ("item", first), item_name(step[first]), range(first, last + 1)
             else:
-                key, name, todo_lines = ("block", j1), f"line {j1 + 1}", step[j1:j2]
+                key, name, rows = ("block", j1), f"line {j1 + 1}", range(j1, j2)
             if key not in by_key:
                 r = Region(f, key, name)
-                for line in todo_lines:
-                    if cs.TODO.search(line):
-                        m = EXERCISE.search(line)
-                        if m and r.exercise is None:
-                            r.exercise = int(m.group(1))
+                for n in rows:
+                    if todos.get(n) is not None and r.exercise is None:
+                        r.exercise = todos[n]
                 by_key[key] = r
                 out.append(r)
             by_key[key].blocks.append((i1, i2, j1, j2))
@@ -180,53 +178,7 @@ def apply_blocks(sol, step, blocks):
 def masked(lines):
     """The lines with comments, strings and char literals blanked (same
     lengths), so that brackets and `;` can be read off them."""
-    text = "".join(lines)
-    out = list(text)
-    i, end = 0, len(text)
-
-    def blank(a, b):
-        for k in range(a, b):
-            if out[k] != "\n":
-                out[k] = " "
-
-    while i < end:
-        if text.startswith("//", i):
-            nl = text.find("\n", i)
-            nl = end if nl < 0 else nl
-            blank(i, nl)
-            i = nl
-        elif text.startswith("/*", i):
-            start, depth, i = i, 1, i + 2
-            while i < end and depth:
-                if text.startswith("/*", i):
-                    depth, i = depth + 1, i + 2
-                elif text.startswith("*/", i):
-                    depth, i = depth - 1, i + 2
-                else:
-                    i += 1
-            blank(start, i)
-        elif m := cs.RAW_STRING.match(text, i):
-            close = text.find('"' + m.group(1), m.end())
-            stop = end if close < 0 else close + 1 + len(m.group(1))
-            blank(i + 1, stop - 1)
-            i = stop
-        elif text[i] == '"':
-            start = i
-            i += 1
-            while i < end and text[i] != '"':
-                i += 2 if text[i] == "\\" else 1
-            i += 1
-            blank(start + 1, i - 1)
-        elif text[i] == "'":
-            m = cs.CHAR.match(text, i)
-            if m:
-                blank(i + 1, m.end() - 1)
-                i = m.end()
-            else:
-                i += 1
-        else:
-            i += 1
-    return "".join(out).splitlines(keepends=True)
+    return rust.of("".join(lines)).masked().splitlines(keepends=True)
 
 
 SKIP_START = re.compile(
