@@ -208,7 +208,8 @@ class Source:
         mlines = masked.splitlines()
         sites = []
         for node in self._nodes["unsafe"]:
-            if node.parent is not None and node.parent.type in ("function_type", "attribute"):
+            holder = node.parent.parent if node.parent.type == "function_modifiers" else node.parent
+            if holder.type in ("function_type", "attribute"):
                 continue  # `unsafe extern "C" fn(..)` is a type; `#[unsafe(..)]` an attribute
             start, end = self.span(node)
             n = node.start_point[0]
