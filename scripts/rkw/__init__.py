@@ -30,15 +30,19 @@ TASKS = {
 }
 
 
+def pin(key):
+    """A version pinned in versions.env (KEY=value lines)."""
+    with open(os.path.join(REPO, "versions.env"), encoding="utf-8") as f:
+        return dict(re.findall(r"^([A-Z0-9_]+)=(.*)$", f.read(), re.M))[key]
+
+
 def venv():
     """The venv `make setup` installs the Python packages into (VENV in
     scripts/common.sh)."""
-    with open(os.path.join(REPO, "versions.env"), encoding="utf-8") as f:
-        pins = dict(re.findall(r"^([A-Z0-9_]+)=(.*)$", f.read(), re.M))
     home = os.environ.get("HOME", "")
     cache = os.environ.get("RKW_CACHE") or os.path.join(
         os.environ.get("XDG_CACHE_HOME") or os.path.join(home, ".cache"), "rust-kernel-workshop")
-    return os.path.join(cache, f"venv-virtme-ng-{pins['VIRTME_NG_VERSION']}")
+    return os.path.join(cache, f"venv-virtme-ng-{pin('VIRTME_NG_VERSION')}")
 
 
 def _in_venv(task, argv):
@@ -53,6 +57,8 @@ def _in_venv(task, argv):
         path = os.environ.get("PYTHONPATH")
         env = dict(os.environ, PYTHONPATH=SCRIPTS + (os.pathsep + path if path else ""))
         os.execve(py, [py, "-m", "rkw", task, *argv], env)
+    sys.exit(f"{task}: the Rust parser (tree-sitter {pin('TREE_SITTER_VERSION')}, tree-sitter-rust"
+             f" {pin('TREE_SITTER_RUST_VERSION')}) is not installed in {v}: run make setup")
 
 
 def run(task, argv):

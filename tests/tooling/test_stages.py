@@ -85,3 +85,18 @@ def test_names_of_several_trees():
     both = stages.names(REPO, ("steps", "solutions"))
     assert "lib" not in both
     assert both == [s for s in ALL if os.path.isdir(os.path.join(REPO, "steps", s))]
+
+
+@pytest.mark.parametrize("env", [{}, {"RKW_CACHE": "/tmp/rkw-c"}, {"XDG_CACHE_HOME": "/tmp/xdg"}])
+def test_the_venv_is_common_sh_s(env, monkeypatch):
+    """A parsing task re-runs itself by the venv's python: the venv
+    scripts/common.sh names (VENV), wherever the cache is."""
+    import rkw
+
+    for k in ("RKW_CACHE", "XDG_CACHE_HOME"):
+        monkeypatch.delenv(k, raising=False)
+    for k, v in env.items():
+        monkeypatch.setenv(k, v)
+    shell = subprocess.run(["bash", "-c", '. "$1/scripts/common.sh"; echo "$VENV"', "bash", REPO],
+                           capture_output=True, text=True, check=True).stdout.strip()
+    assert rkw.venv() == shell
