@@ -27,6 +27,7 @@ TASKS = {
     "gen-book-extras": ("bookextras", True),
     "teeth": ("teeth", True),
     "ktap": ("ktap", False),
+    "bench-plot": ("svgplot", False),
 }
 
 
