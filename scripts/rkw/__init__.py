@@ -28,6 +28,7 @@ TASKS = {
     "teeth": ("teeth", True),
     "ktap": ("ktap", False),
     "bench-plot": ("svgplot", False),
+    "book-lint": ("booklint", True),
 }
 
 

@@ -12,6 +12,7 @@
   path_attrs()    {row: path} of the `#[path = "..."]` attributes
   mod_decls()     the `mod x;` declarations: ModDecl(name, path, row, top)
   comment_rows()  the rows that hold comments and nothing else
+  line_comments() (row, text) of the `//` comments
   todos()         (row, exercise number or None, text) of `TODO` comments
   anchors()       (row, "ANCHOR" | "ANCHOR_END", name) of mdbook's markers
   unsafe_sites()  every `unsafe` block, fn, impl, trait and macro
@@ -113,6 +114,15 @@ class Source:
             a, b = self.span(n)
             out.append((a, b, self.text[a:b]))
         return sorted(out)
+
+    def line_comments(self):
+        """(row, text) of every `//` comment (`///`, `//!` too), without
+        its newline."""
+        out = []
+        for n in self._nodes["line_comment"]:
+            a, b = self.span(n)
+            out.append((n.start_point[0], self.text[a:b].rstrip("\n")))
+        return out
 
     @cached_property
     def _masked(self):
