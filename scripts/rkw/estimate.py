@@ -43,7 +43,6 @@ import argparse
 import difflib
 import os
 import re
-import sys
 
 from rkw import REPO, rust, stages
 
