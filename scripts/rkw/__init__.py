@@ -29,6 +29,7 @@ TASKS = {
     "ktap": ("ktap", False),
     "bench-plot": ("svgplot", False),
     "book-lint": ("booklint", True),
+    "qmp-agent": ("qmpagent", False),
 }
 
 
