@@ -100,3 +100,17 @@ def test_the_venv_is_common_sh_s(env, monkeypatch):
     shell = subprocess.run(["bash", "-c", '. "$1/scripts/common.sh"; echo "$VENV"', "bash", REPO],
                            capture_output=True, text=True, check=True).stdout.strip()
     assert rkw.venv() == shell
+
+
+def test_every_task_has_its_wrapper():
+    """The names the Makefile, the tests and the book call stay: each task
+    of the package is scripts/TASK.py, a wrapper of run(TASK)."""
+    import rkw
+
+    for task in rkw.TASKS:
+        path = os.path.join(REPO, "scripts", f"{task}.py")
+        assert os.access(path, os.X_OK), f"{path}: missing or not executable"
+        with open(path) as f:
+            assert f'run("{task}", sys.argv[1:])' in f.read()
+    out = subprocess.run(["python3", "-m", "rkw"], cwd=os.path.join(REPO, "scripts"), capture_output=True, text=True)
+    assert out.returncode == 2 and all(t in out.stdout for t in rkw.TASKS)
