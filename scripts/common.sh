@@ -56,6 +56,14 @@ current_kdir() { # current_kdir [FLAVOUR]
 venv_ok() {
 	[ -x "$VENV/bin/vng" ] && grep -qx 'home = /usr/bin' "$VENV/pyvenv.cfg" 2>/dev/null
 }
+# py_tools_ok: the maintainer tooling's packages are in that venv at their
+# pinned versions (versions.env): tree-sitter, its Rust grammar, pytest.
+py_tools_ok() {
+	local p
+	for p in "tree_sitter-$TREE_SITTER_VERSION" "tree_sitter_rust-$TREE_SITTER_RUST_VERSION" "pytest-$PYTEST_VERSION"; do
+		compgen -G "$VENV/lib/python3*/site-packages/$p.dist-info" >/dev/null || return 1
+	done
+}
 
 # Modules are built per flavour: a module only loads into its own kernel.
 MODULES_DIR="$REPO/build/modules-$FLAVOUR"

@@ -68,11 +68,11 @@ host | book)
 esac
 
 tools_ready() {
-	rust_ready && [ -x "$BINDGEN" ] && venv_ok && [ -f "$CACHE/accel" ] || return 1
+	rust_ready && [ -x "$BINDGEN" ] && venv_ok && py_tools_ok && [ -f "$CACHE/accel" ] || return 1
 	[ "$STAGE_TOOLS" = 0 ] || stage_tools_ready || return 1
 	[ "$NEED_BOOK" = 0 ] || { [ -x "$MDBOOK" ] && [ -x "$MDBOOK_SVGBOB" ] && command -v chromium >/dev/null; }
 }
 tools_ready && kernel_ready && exit 0
-tools_ready || say "$WHY: installing what it needs first (Debian packages, bindgen, virtme-ng; a few minutes, once)"
+tools_ready || say "$WHY: installing what it needs first (Debian packages, bindgen, virtme-ng, tree-sitter; a few minutes, once)"
 kernel_ready || announce_kernel
 RKW_SETUP_FLAVOURS=$FLAVOUR RKW_SETUP_STAGE_TOOLS=$STAGE_TOOLS RKW_SETUP_BOOK=$NEED_BOOK "$REPO/scripts/setup.sh"

@@ -178,6 +178,17 @@ virtme() {
 		}
 }
 
+# ---- 3b. the maintainer tooling's Python packages, into the same venv -------------
+# tree-sitter and tree-sitter-rust (scripts/rkw/rust.py parses the Rust
+# sources with them), pytest (tests/tooling): wheels only, nothing compiled.
+py_tools() {
+	py_tools_ok && return 0
+	local pkgs=("tree-sitter==$TREE_SITTER_VERSION" "tree-sitter-rust==$TREE_SITTER_RUST_VERSION" "pytest==$PYTEST_VERSION")
+	note "pip install ${pkgs[*]}"
+	"$VENV/bin/pip" install -q --only-binary=:all: "${pkgs[@]}" >"$CACHE/logs/pip-tools.log" 2>&1 ||
+		die "pip install ${pkgs[*]} failed (log: $CACHE/logs/pip-tools.log): is PyPI reachable? Re-run make setup."
+}
+
 # ---- 4. linux-source-7.3 from Debian, without touching the host's apt sources -
 APT_DIR="$CACHE/apt"
 APT_OPTS=(-o "Dir::Etc::sourcelist=$APT_DIR/sources.list" -o Dir::Etc::sourceparts=-
@@ -274,6 +285,7 @@ if [ -n "${RKW_SETUP_ONLY:-}" ]; then
 	exit 0
 fi
 timed "virtme-ng" virtme
+timed "Python tools" py_tools
 [ -n "${KDIR:-}" ] || [ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "kernel source" kernel_source
 # `make setup` builds both flavours; `make run`/`make test` only theirs.
 # (RKW_SETUP_FLAVOURS=none: the tools only.)

@@ -637,6 +637,13 @@ if [ -z "$LEARNER" ] && [ ${#STEPS[@]} -eq 0 ]; then
 	else
 		notok "the test harness (tests/harness/test.sh)" "$(grep -v '^ok ' <<<"$out")"
 	fi
+	# The maintainer tooling's unit tests (scripts/rkw: the stage reader,
+	# the Rust parser on every .rs file), by the venv's pytest.
+	if out=$(cd "$REPO" && "$VENV/bin/python3" -m pytest -q -p no:cacheprovider tests/tooling 2>&1); then
+		ok "the tooling's unit tests: $(tail -1 <<<"$out")"
+	else
+		notok "the tooling's unit tests (tests/tooling, pytest)" "$(grep -vE '^[.sx]+ *(\[ *[0-9]+%\])?$' <<<"$out" | tail -40)"
+	fi
 	if out=$("$REPO/scripts/hint.sh" --check 2>&1); then
 		ok "every exercise has its three tiers of hints (make hint)"
 	else

@@ -122,5 +122,44 @@ else
 		"with BOOT=3 and CPUS=9 set, 09's BOOT, 17's BOOT and 09's CPUS: $out (expected [][nvme-production][])"
 fi
 
+# py_tools_ok: setup installs the tooling's Python packages into the venv
+# unless each is there at the version versions.env pins (a venv of an
+# earlier setup has none: setup adds them to it, without a new venv).
+fake_venv() { # fake_venv DIST-INFO...: a scratch venv holding those packages
+	rm -rf "$W/cache"
+	local v
+	v=$(as_setup 'echo "$VENV"')
+	mkdir -p "$v/lib/python3.11/site-packages"
+	for d in "$@"; do mkdir -p "$v/lib/python3.11/site-packages/$d.dist-info"; done
+}
+pins=$(as_setup 'echo "tree_sitter-$TREE_SITTER_VERSION tree_sitter_rust-$TREE_SITTER_RUST_VERSION pytest-$PYTEST_VERSION"')
+# shellcheck disable=SC2086 # one directory per package
+fake_venv $pins
+if out=$(as_setup 'py_tools_ok' 2>&1); then
+	ok "py_tools_ok: every pinned package in the venv ($pins)"
+else
+	notok "py_tools_ok: every pinned package in the venv ($pins)" "it failed: $out"
+fi
+fake_venv "tree_sitter-0.0.1" "${pins#* }"
+if out=$(as_setup 'py_tools_ok' 2>&1); then
+	notok "py_tools_ok fails for a tree-sitter of another version" "it passed"
+else
+	ok "py_tools_ok fails for a tree-sitter of another version (setup installs the pinned one)"
+fi
+fake_venv
+if out=$(as_setup 'py_tools_ok' 2>&1); then
+	notok "py_tools_ok fails for a venv of an earlier setup (virtme-ng only)" "it passed"
+else
+	ok "py_tools_ok fails for a venv of an earlier setup (virtme-ng only)"
+fi
+# setup.sh installs them after virtme-ng (into its venv), and a command
+# that needs the VM (ensure-setup.sh) runs setup when they are missing.
+if grep -qx 'timed "Python tools" py_tools' "$REPO/scripts/setup.sh" &&
+	grep -q 'venv_ok && py_tools_ok' "$REPO/scripts/ensure-setup.sh"; then
+	ok "setup.sh installs the Python tools; ensure-setup.sh asks for them"
+else
+	notok "setup.sh installs the Python tools; ensure-setup.sh asks for them" "$(grep -n py_tools "$REPO/scripts/setup.sh" "$REPO/scripts/ensure-setup.sh")"
+fi
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
