@@ -119,6 +119,7 @@ for run in "${runs[@]}"; do
 	began=$SECONDS
 	leak_begin=$(jiffies_now)
 	mounts_before=$(cut -d' ' -f2 /proc/mounts)
+	modules_before=$(cut -d' ' -f1 /proc/modules)
 	out=$(mktemp)
 	KO=$(find "build/modules-${RKW_FLAVOUR:-debug}/$t/$STAGE" -name "$MODULE.ko" 2>/dev/null | head -1)
 	if [ -z "$KO" ]; then
@@ -138,12 +139,18 @@ for run in "${runs[@]}"; do
 		if [ -n "${RKW_FIRST_FAIL:-}" ]; then
 			# A skeleton's test that stopped at its first failure left
 			# what it started (clients, servers, fio) and what it mounted:
-			# stopped and unmounted here, newest mount first (a file system
-			# on the module's disk stays: see below).
+			# stopped and unmounted here, newest mount first. A file system
+			# on an rnvme disk only while rnvme is loaded: one whose rnvme
+			# went while it was mounted (stage 18's skeleton) stays (see
+			# below); one on the disk of a module the test loads beside its
+			# own (USES: stage 34's ext4 on stage 20's rnvme) goes, and so
+			# does that module, after the stage's own (below).
 			pg=$(tr -d ' ' <"$pgfile")
 			[ -z "$pg" ] || kill -KILL -- "-$pg" 2>/dev/null
 			awk '{ print $1, $2 }' /proc/mounts | tac | while read -r src mnt; do
-				grep -qxF "$mnt" <<<"$mounts_before" || [[ $src == /dev/rnvme* ]] || umount -l "$mnt" 2>/dev/null
+				grep -qxF "$mnt" <<<"$mounts_before" && continue
+				[[ $src == /dev/rnvme* ]] && ! grep -q '^rnvme ' /proc/modules && continue
+				umount -l "$mnt" 2>/dev/null
 			done
 		fi
 		rm -f "$pgfile"
@@ -188,6 +195,15 @@ for run in "${runs[@]}"; do
 		else
 			wait "$rm_pid" 2>/dev/null
 		fi
+	fi
+	# The modules a skeleton's stopped test loaded beside its own (USES),
+	# once their file systems are gone (above) and the stage's module too.
+	if [ -n "${RKW_FIRST_FAIL:-}" ] && [ -z "$stop" ]; then
+		for m in $(cut -d' ' -f1 /proc/modules); do
+			grep -qxF "$m" <<<"$modules_before" && continue
+			timeout 60 rmmod "$m" 2>/dev/null ||
+				stop="rmmod $m (loaded by $STAGE $t) did not end: a fresh VM runs the rest"
+		done
 	fi
 	[ -z "$RKW_KMEMLEAK_LATER" ] || [ "$KMEMLEAK" != yes ] || [ -z "${KO:-}" ] ||
 		LEAK_TREES+=("$STAGE $t $MODULE $leak_begin $(jiffies_now)")
