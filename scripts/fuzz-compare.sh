@@ -69,9 +69,14 @@ for line in open(log, errors="replace"):
     f = dict(kv.split("=", 1) for kv in fields.split() if "=" in kv)
     sent = int(f.get("sent", f.get("ops", 0)) or 0)
     secs = float(f.get("seconds", 0) or 0)
-    rate = f"{sent / secs:.0f}" if secs > 0 else "?"
+    rate = f"{sent / secs:.0f}" if secs > 0 else "-"
     hangs = f.get("hangs", "?")
-    if fuzzer == "raw":
+    if "sent" not in f and "ops" not in f:
+        # The fuzzer printed no count: the server died under it, and the
+        # client stopped when it could not connect again.
+        sent = f"fewer than {count}"
+        errors = "the server died (see below); the fuzzer could not connect any more"
+    elif fuzzer == "raw":
         errors = f"{f.get('lerror', '?')} Rlerror of {f.get('replies', '?')} replies, {f.get('malformed', '?')} malformed, {f.get('closed', '?')} connections closed"
     else:
         errors = f"{f.get('ioerrors', '?')} I/O errors (EIO, EPROTO, ...) of {f.get('errors', '?')} refused calls"
