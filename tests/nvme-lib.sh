@@ -116,3 +116,21 @@ BDF=$(nvme_bdf) || {
 	finish
 	exit 1
 }
+
+# disk_of BDF: the disk rnvme made for BDF since the mark (stages 13 on),
+# once its node exists (devtmpfs creates it shortly after, in a thread of
+# its own); none at once if the probe failed, else none after 10 s. (A deadline in
+# seconds, not a count of tries: each try is a few processes, 0.4 s on a
+# slow guest, and 100 of them were 43 s for a skeleton whose probe failed.)
+disk_of() {
+	local d log end=$((SECONDS + 10))
+	while :; do
+		log=$(dmesg_since_mark)
+		d=$(sed -nE "s/^rnvme $1: disk (rnvme[0-9]+n1): .*/\1/p" <<<"$log" | tail -1)
+		[ -n "$d" ] && [ -b "/dev/$d" ] && break
+		[[ $log != *"rnvme $1: probe with driver rnvme failed"* ]] || break
+		[ $SECONDS -lt $end ] || break
+		sleep 0.1
+	done
+	echo "$d"
+}

@@ -31,19 +31,6 @@ mapfile -t BDFS < <(nvme_bdfs)
 	exit
 }
 
-# disk_of BDF: the disk rnvme said it made for BDF since the mark, once
-# its node is in /dev (devtmpfs makes it shortly after, in a thread of its
-# own: a program that opens it at once may find nothing, or create a file).
-disk_of() {
-	local d i
-	d=$(dmesg_since_mark | sed -nE "s/^rnvme $1: disk (rnvme[0-9]+n1): .*/\1/p" | tail -1)
-	for ((i = 0; i < 100; i++)); do
-		[ -z "$d" ] || [ -b "/dev/$d" ] && break
-		sleep 0.1
-	done
-	echo "$d"
-}
-
 # fio_verify DESC DEV FIO_ARGS...: a randwrite with crc32c verification,
 # one job per vCPU, pinned to it, each in its own 8 MiB region from 8 MiB.
 fio_verify() {

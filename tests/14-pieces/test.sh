@@ -26,18 +26,6 @@ mapfile -t BDFS < <(nvme_bdfs)
 	exit
 }
 
-# disk_of BDF: the disk rnvme said it made for BDF since the mark, once its
-# node is in /dev.
-disk_of() {
-	local d i
-	d=$(dmesg_since_mark | sed -nE "s/^rnvme $1: disk (rnvme[0-9]+n1): .*/\1/p" | tail -1)
-	for ((i = 0; i < 100; i++)); do
-		[ -z "$d" ] || [ -b "/dev/$d" ] && break
-		sleep 0.1
-	done
-	echo "$d"
-}
-
 # ---- all three: the disks' numbers, and unbind's order ---------------------------
 hint "DiskId::claim takes the lowest free number; its drop frees it"
 mark
