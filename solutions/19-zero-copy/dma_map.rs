@@ -85,7 +85,7 @@ const DMA_MAPPING_ERROR: u64 = u64::MAX;
 pub(crate) struct Mapping {
     dev: *mut bindings::device,
     dir: bindings::dma_data_direction,
-    pieces: [(u64, u32); MAX_PIECES],
+    pieces: Pieces,
     count: usize,
     /// Whether PRPs can describe the pieces (else: an SGL).
     prp_shape: bool,
@@ -95,24 +95,66 @@ pub(crate) struct Mapping {
 // by one request at a time.
 unsafe impl Send for Mapping {}
 
+/// Pieces a mapping keeps in itself: a request of a page or two (the usual
+/// one, a 4 KiB read into any buffer) maps with no allocation, as in the C
+/// driver's simple path.
+const INLINE_PIECES: usize = 2;
+
+/// Where a mapping's pieces are written: in the mapping, or, from the
+/// third one on, in a box of `MAX_PIECES` (2.5 KiB, allocated only then).
+enum Pieces {
+    Inline([(u64, u32); INLINE_PIECES]),
+    Boxed(KBox<[(u64, u32); MAX_PIECES]>),
+}
+
+impl Pieces {
+    /// Where piece `i` goes (the pieces before it move into a box when the
+    /// inline ones are full); `None` past `MAX_PIECES`, or with no memory
+    /// for the box (`GFP_NOWAIT`: `queue_rq` may not sleep).
+    fn slot(&mut self, i: usize) -> Option<&mut (u64, u32)> {
+        if let Pieces::Inline(inline) = self {
+            if i >= INLINE_PIECES {
+                // Zeroed in place: no 2.5 KiB built on the stack and copied.
+                let mut boxed: KBox<[(u64, u32); MAX_PIECES]> =
+                    KBox::init(pin_init::init_zeroed(), GFP_NOWAIT).ok()?;
+                boxed.get_mut(..INLINE_PIECES)?.copy_from_slice(inline);
+                *self = Pieces::Boxed(boxed);
+            }
+        }
+        match self {
+            Pieces::Inline(a) => a.get_mut(i),
+            Pieces::Boxed(b) => b.get_mut(i),
+        }
+    }
+
+    /// All the slots, the first `count` of them pieces.
+    fn slots(&self) -> &[(u64, u32)] {
+        match self {
+            Pieces::Inline(a) => a,
+            Pieces::Boxed(b) => &b[..],
+        }
+    }
+}
+
 impl Mapping {
     /// Maps the pages of `rq` (`to_device`: a Write) if PRPs can describe
     /// them, or, with `sgl`, an SGL; `None` if they cannot (or a mapping
     /// fails): then the bounce buffer it is.
     ///
-    /// The mapping is boxed (`GFP_NOWAIT`: `queue_rq` may not sleep), so a
-    /// request in flight stays small; without memory, the bounce buffer.
+    /// The mapping is small (two pieces in it); a request of more pieces
+    /// gets a box for them (`GFP_NOWAIT`: `queue_rq` may not sleep), and
+    /// without memory for it, the bounce buffer.
     pub(crate) fn map<T: Operations>(
         dev: &Device,
         rq: &Request<T>,
         to_device: bool,
         sgl: bool,
-    ) -> Option<KBox<Mapping>> {
+    ) -> Option<Mapping> {
         if bindings::PAGE_SIZE != 4096 {
             return None;
         }
         // INVARIANT: no piece mapped yet.
-        let m = Mapping {
+        let mut m = Mapping {
             // `Device` is `#[repr(transparent)]` over the C `struct device`
             // (its `as_raw` is the kernel crate's own).
             dev: core::ptr::from_ref(dev).cast_mut().cast(),
@@ -121,11 +163,10 @@ impl Mapping {
             } else {
                 DataDirection::FromDevice.into()
             },
-            pieces: [(0, 0); MAX_PIECES],
+            pieces: Pieces::Inline([(0, 0); INLINE_PIECES]),
             count: 0,
             prp_shape: true,
         };
-        let mut m = KBox::new(m, GFP_NOWAIT).ok()?;
         let mut last_ended_page = true;
         let mapped = request::for_each_page(rq, |page, in_page, len| {
             // The PRP shape: the first piece starts anywhere dword aligned,
@@ -139,29 +180,37 @@ impl Mapping {
             m.prp_shape &= fits;
             // An SGL takes any piece of whole dwords.
             let sgl_fits = sgl && in_page % 4 == 0 && len % 4 == 0;
-            if !(m.prp_shape || sgl_fits) || m.count == MAX_PIECES {
+            if !(m.prp_shape || sgl_fits) {
                 return Err(EINVAL);
             }
+            last_ended_page = in_page + len == 4096;
+            // Everything that can fail does so before the piece is mapped:
+            // a piece mapped is a piece recorded.
+            let (dev, dir, i) = (m.dev, m.dir, m.count);
+            let piece_len = u32::try_from(len)?;
+            let slot = m.pieces.slot(i).ok_or(ENOMEM)?;
             // SAFETY: `page` is a page of the request's data, which stays
             // the driver's until the request ends, after this mapping is
-            // dropped; `in_page + len` is inside the page; `m.dev` is our
+            // dropped; `in_page + len` is inside the page; `dev` is our
             // bound device.
-            let addr = unsafe { bindings::dma_map_page_attrs(m.dev, page, in_page, len, m.dir, 0) };
+            let addr = unsafe { bindings::dma_map_page_attrs(dev, page, in_page, len, dir, 0) };
             if addr == DMA_MAPPING_ERROR {
                 return Err(ENOMEM);
             }
-            let len = u32::try_from(len)?;
+            *slot = (addr, piece_len);
             // INVARIANT: the piece is counted as soon as it is mapped.
-            let i = m.count;
-            m.pieces[i] = (addr, len);
             m.count = i + 1;
-            last_ended_page = in_page + len as usize == 4096;
             Ok(())
         });
         // On an error, dropping `m` unmaps what was mapped.
         mapped.ok().filter(|()| m.count > 0).map(|()| m)
     }
     // ANCHOR_END: map
+
+    /// The pieces mapped.
+    fn pieces(&self) -> &[(u64, u32)] {
+        self.pieces.slots().get(..self.count).unwrap_or(&[])
+    }
 
     /// Whether the command must say "SGL" (PSDT 01b) instead of "PRPs".
     pub(crate) fn is_sgl(&self) -> bool {
@@ -185,7 +234,7 @@ impl Mapping {
     /// Last Segment descriptor that points to it.
     fn sgl(&self, view: &mut View<'_>) -> Result<Prps> {
         let descriptor = |addr: u64, len: u32, kind: u64| [addr, u64::from(len) | (kind << 60)];
-        let pieces = &self.pieces[..self.count];
+        let pieces = self.pieces();
         let [prp1, prp2] = match pieces {
             [] => return Err(EINVAL),
             [(addr, len)] => descriptor(*addr, *len, SGL_DATA_BLOCK),
@@ -212,7 +261,7 @@ impl Mapping {
     /// or, for more, the bus address of the tag's PRP list, which gets
     /// every piece after the first.
     fn prps(&self, view: &mut View<'_>) -> Result<Prps> {
-        let pieces = &self.pieces[..self.count];
+        let pieces = self.pieces();
         let (&(prp1, _), rest) = pieces.split_first().ok_or(EINVAL)?;
         let prp2 = match rest {
             [] => 0,
@@ -234,7 +283,7 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        for &(addr, len) in &self.pieces[..self.count] {
+        for &(addr, len) in self.pieces() {
             // SAFETY: Each piece was mapped on `dev` in `dir` and is
             // unmapped once, here (type invariant).
             unsafe { bindings::dma_unmap_page_attrs(self.dev, addr, len as usize, self.dir, 0) };
@@ -292,7 +341,7 @@ impl ZeroCopy {
 }
 
 impl Speedups for ZeroCopy {
-    type Mapping = KBox<Mapping>;
+    type Mapping = Mapping;
     const SGL_ENTRIES: usize = MAX_PIECES;
     const BATCH: bool = true;
 
@@ -301,7 +350,7 @@ impl Speedups for ZeroCopy {
         rq: &Request<T>,
         t: Transfer,
         view: &mut View<'_>,
-    ) -> Option<(KBox<Mapping>, Prps, bool)> {
+    ) -> Option<(Mapping, Prps, bool)> {
         // Only when one command can carry it all.
         let mapped = if self.enabled && t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece {
             Mapping::map(&self.dev, rq, t.opcode == nvm_opc::WRITE, self.sgl).and_then(|m| {

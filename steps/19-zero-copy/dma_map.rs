@@ -85,7 +85,7 @@ const DMA_MAPPING_ERROR: u64 = u64::MAX;
 pub(crate) struct Mapping {
     dev: *mut bindings::device,
     dir: bindings::dma_data_direction,
-    pieces: [(u64, u32); MAX_PIECES],
+    pieces: Pieces,
     count: usize,
     /// Whether PRPs can describe the pieces (else: an SGL).
     prp_shape: bool,
@@ -95,32 +95,76 @@ pub(crate) struct Mapping {
 // by one request at a time.
 unsafe impl Send for Mapping {}
 
+/// Pieces a mapping keeps in itself: a request of a page or two (the usual
+/// one, a 4 KiB read into any buffer) maps with no allocation, as in the C
+/// driver's simple path.
+const INLINE_PIECES: usize = 2;
+
+/// Where a mapping's pieces are written: in the mapping, or, from the
+/// third one on, in a box of `MAX_PIECES` (2.5 KiB, allocated only then).
+enum Pieces {
+    Inline([(u64, u32); INLINE_PIECES]),
+    Boxed(KBox<[(u64, u32); MAX_PIECES]>),
+}
+
+impl Pieces {
+    /// Where piece `i` goes (the pieces before it move into a box when the
+    /// inline ones are full); `None` past `MAX_PIECES`, or with no memory
+    /// for the box (`GFP_NOWAIT`: `queue_rq` may not sleep).
+    fn slot(&mut self, i: usize) -> Option<&mut (u64, u32)> {
+        if let Pieces::Inline(inline) = self {
+            if i >= INLINE_PIECES {
+                // Zeroed in place: no 2.5 KiB built on the stack and copied.
+                let mut boxed: KBox<[(u64, u32); MAX_PIECES]> =
+                    KBox::init(pin_init::init_zeroed(), GFP_NOWAIT).ok()?;
+                boxed.get_mut(..INLINE_PIECES)?.copy_from_slice(inline);
+                *self = Pieces::Boxed(boxed);
+            }
+        }
+        match self {
+            Pieces::Inline(a) => a.get_mut(i),
+            Pieces::Boxed(b) => b.get_mut(i),
+        }
+    }
+
+    /// All the slots, the first `count` of them pieces.
+    fn slots(&self) -> &[(u64, u32)] {
+        match self {
+            Pieces::Inline(a) => a,
+            Pieces::Boxed(b) => &b[..],
+        }
+    }
+}
+
 impl Mapping {
     /// Maps the pages of `rq` (`to_device`: a Write) if PRPs can describe
     /// them, or, with `sgl`, an SGL; `None` if they cannot (or a mapping
     /// fails): then the bounce buffer it is.
     ///
-    /// The mapping is boxed (`GFP_NOWAIT`: `queue_rq` may not sleep), so a
-    /// request in flight stays small; without memory, the bounce buffer.
+    /// The mapping is small (two pieces in it); a request of more pieces
+    /// gets a box for them (`GFP_NOWAIT`: `queue_rq` may not sleep), and
+    /// without memory for it, the bounce buffer.
     pub(crate) fn map<T: Operations>(
         dev: &Device,
         rq: &Request<T>,
         to_device: bool,
         sgl: bool,
-    ) -> Option<KBox<Mapping>> {
+    ) -> Option<Mapping> {
         // TODO (exercise 1): Map the request's pages for the controller,
         // one page piece at a time, or return `None` (the bounce buffer). The
-        // contract: the `Mapping` is boxed with GFP_NOWAIT (no memory:
-        // `None`). PRPs fit (`prp_shape`) while the first piece starts dword
+        // contract: PRPs fit (`prp_shape`) while the first piece starts dword
         // aligned, every other one at offset 0 of its (4 KiB) page, and every
         // one but the last ends at the end of its page; a piece that breaks
         // that is fine only with `sgl`, in whole dwords. More than MAX_PIECES,
-        // a shape neither takes, a failed mapping (DMA_MAPPING_ERROR), or no
-        // piece at all: `None`. Every piece mapped (in the direction
-        // `to_device` says) is recorded at once, so that the `Mapping`'s drop
-        // unmaps it, also when the request is refused half-way.
+        // a shape neither takes, no room for a piece (`Pieces::slot`: a
+        // box from the third piece on, with GFP_NOWAIT), a failed mapping
+        // (DMA_MAPPING_ERROR), or no piece at all: `None`. Every piece
+        // mapped (in the direction `to_device` says) is recorded at once, so
+        // that the `Mapping`'s drop unmaps it, also when the request is
+        // refused half-way.
         // You have: `request::for_each_page`, `bindings::dma_map_page_attrs`,
-        // `DataDirection`, `KBox`, the `Mapping`'s fields and its `Drop`.
+        // `DataDirection`, `Pieces::slot`, the `Mapping`'s fields and its
+        // `Drop`.
         // Tests: "zero copy: ...", "... through an SGL", "zero copy with
         // PRPs and with SGLs" and "every DMA mapping was undone ...".
         let _ = (
@@ -130,10 +174,17 @@ impl Mapping {
             sgl,
             DataDirection::ToDevice,
             DMA_MAPPING_ERROR,
+            Pieces::Inline,
+            Pieces::slot,
         );
         None
     }
     // ANCHOR_END: map
+
+    /// The pieces mapped.
+    fn pieces(&self) -> &[(u64, u32)] {
+        self.pieces.slots().get(..self.count).unwrap_or(&[])
+    }
 
     /// Whether the command must say "SGL" (PSDT 01b) instead of "PRPs".
     pub(crate) fn is_sgl(&self) -> bool {
@@ -157,7 +208,7 @@ impl Mapping {
     /// Last Segment descriptor that points to it.
     fn sgl(&self, view: &mut View<'_>) -> Result<Prps> {
         let descriptor = |addr: u64, len: u32, kind: u64| [addr, u64::from(len) | (kind << 60)];
-        let pieces = &self.pieces[..self.count];
+        let pieces = self.pieces();
         let [prp1, prp2] = match pieces {
             [] => return Err(EINVAL),
             [(addr, len)] => descriptor(*addr, *len, SGL_DATA_BLOCK),
@@ -184,7 +235,7 @@ impl Mapping {
     /// or, for more, the bus address of the tag's PRP list, which gets
     /// every piece after the first.
     fn prps(&self, view: &mut View<'_>) -> Result<Prps> {
-        let pieces = &self.pieces[..self.count];
+        let pieces = self.pieces();
         let (&(prp1, _), rest) = pieces.split_first().ok_or(EINVAL)?;
         let prp2 = match rest {
             [] => 0,
@@ -206,7 +257,7 @@ impl Mapping {
 
 impl Drop for Mapping {
     fn drop(&mut self) {
-        for &(addr, len) in &self.pieces[..self.count] {
+        for &(addr, len) in self.pieces() {
             // SAFETY: Each piece was mapped on `dev` in `dir` and is
             // unmapped once, here (type invariant).
             unsafe { bindings::dma_unmap_page_attrs(self.dev, addr, len as usize, self.dir, 0) };
@@ -264,7 +315,7 @@ impl ZeroCopy {
 }
 
 impl Speedups for ZeroCopy {
-    type Mapping = KBox<Mapping>;
+    type Mapping = Mapping;
     const SGL_ENTRIES: usize = MAX_PIECES;
     const BATCH: bool = true;
 
@@ -273,7 +324,7 @@ impl Speedups for ZeroCopy {
         rq: &Request<T>,
         t: Transfer,
         view: &mut View<'_>,
-    ) -> Option<(KBox<Mapping>, Prps, bool)> {
+    ) -> Option<(Mapping, Prps, bool)> {
         // Only when one command can carry it all.
         let mapped = if self.enabled && t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece {
             Mapping::map(&self.dev, rq, t.opcode == nvm_opc::WRITE, self.sgl).and_then(|m| {
