@@ -76,6 +76,7 @@ DEB_STAGE_TOOLS=(
 	e2fsprogs         # mkfs.ext4, e2fsck (stages 13, 18, 30): not in a minimal Debian 13
 	g++ git           # fuzzing
 	zstd              # make kit / make kit-install
+	linux-perf        # perf, in the VM too: where the CPU time goes (stage 21, scripts/profile-nvme.sh)
 )
 deb_packages() { # the packages this run installs
 	case "${RKW_SETUP_ONLY:-}" in

@@ -30,6 +30,7 @@ TASKS = {
     "bench-plot": ("svgplot", False),
     "book-lint": ("booklint", True),
     "qmp-agent": ("qmpagent", False),
+    "profile-nvme-report": ("nvmeprofile", False),
 }
 
 

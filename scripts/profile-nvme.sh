@@ -1,0 +1,57 @@
+#!/bin/bash
+# Where the CPU time per I/O goes (a measurement, not a test): rnvme (the
+# speed stage's, 21-speed, or the stage BENCH_NVME_STAGE names) and the
+# kernel's C nvme driver take turns on the same QEMU NVMe controller, in
+# one VM boot of the fast kernel, as in scripts/bench-nvme.sh; fio runs
+# under `perf record` (every CPU, the cpu-clock event), and the report
+# gives each driver's busy CPU time per I/O by kind of code, and the
+# functions that differ most.
+#
+#   scripts/profile-nvme.sh [SECONDS] [WORKLOAD...]
+#       (default 10 s each, randread-qd1 randread-qd32 seqread-128k)
+#
+# Needs perf on the host (Debian's linux-perf: the VM runs the host's
+# programs). Output: the report (Markdown), also in
+# build/bench/nvme-profile.md; the guest's raw lines in
+# build/bench/nvme-profile-raw.txt. BENCH_PAGE=DIR writes the report into
+# DIR/benchmarks.md too (`make bench` passes the book's); BENCH_NVME_REF as
+# in bench-nvme.sh.
+set -euo pipefail
+. "$(dirname "$0")/common.sh"
+SECS=${1:-10}
+[[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "usage: profile-nvme.sh [SECONDS] [WORKLOAD...]"
+shift || true
+WORKLOADS=${*:-randread-qd1 randread-qd32 seqread-128k}
+command -v perf >/dev/null || die "no perf on this machine: apt install linux-perf (the VM uses the host's)"
+export RKW_FLAVOUR=fast
+"$REPO/scripts/ensure-setup.sh" >/dev/null
+STAGE=${BENCH_NVME_STAGE:-21-speed}
+[ -d "$REPO/solutions/$STAGE" ] || die "no stage $STAGE in solutions/"
+OUT="$REPO/build/bench"
+mkdir -p "$OUT"
+TREE=$REPO
+if [ -n "${BENCH_NVME_REF:-}" ]; then
+	TREE="$OUT/nvme-profile-tree"
+	rm -rf "$TREE" && mkdir -p "$TREE"
+	git -C "$REPO" archive "$BENCH_NVME_REF" | tar -x -C "$TREE" || die "cannot export $BENCH_NVME_REF"
+	commit=$(git -C "$REPO" rev-parse --short "$BENCH_NVME_REF")
+else
+	commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+	git -C "$REPO" diff --quiet HEAD -- "solutions/$STAGE" solutions/lib 2>/dev/null ||
+		commit+=", with uncommitted changes"
+fi
+"$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null || die "solutions/$STAGE does not build"
+KO="$OUT/rnvme-profile-$STAGE.ko"
+cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
+RAW="$OUT/nvme-profile-raw.txt"
+n=$(wc -w <<<"$WORKLOADS")
+export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((n * 2 * (SECS + 60) + 300))}
+export RKW_VM_QMP=yes RKW_VM_CPUS=2 RKW_VM_LOG="$OUT/nvme-profile-vm"
+# shellcheck disable=SC2086
+"$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
+	--exec "bash $REPO/scripts/profile-nvme-guest.sh $KO $(current_kdir) $SECS $WORKLOADS" >"$RAW" 2>&1 || true
+rm -f "$RKW_VM_LOG.nvme-trace"
+grep -E '^RKW-(INFO|ERROR|DMESG)|^RKW:vm-timeout' "$RAW" >&2 || true
+grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the profile (see ${RAW#"$REPO"/})"
+python3 "$REPO/scripts/profile-nvme-report.py" "$RAW" --commit "$commit" \
+	${BENCH_PAGE:+--page "$BENCH_PAGE"} | tee "$OUT/nvme-profile.md"
