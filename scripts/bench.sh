@@ -8,7 +8,7 @@
 #   against diod and QEMU's 9p; stage 35's r9p (the file reactor) against
 #   stage 31's (synchronous reads), serving the ext4 on rnvme.
 # BENCH_ONLY=PART[,PART]: only those parts (boot, build, decode, echo, nvme,
-# 9p-servers, 9p-reactor), e.g. `BENCH_ONLY=9p-reactor make bench`.
+# nvme-profile, 9p-servers, 9p-reactor), e.g. `BENCH_ONLY=9p-reactor make bench`.
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -65,6 +65,16 @@ if part nvme; then
 		grep -E '^nvme-[a-z0-9-]+-(ours|c|ratio(-min|-max)?) ' "$RES" || true
 	else
 		say "the NVMe benchmark failed (see ${OUT#"$REPO"/}/bench.log and nvme-samples.txt)"
+	fi
+fi
+
+if part nvme-profile; then
+	say "NVMe profile: perf in the VM, rnvme's and C's CPU time per I/O by function (rewrites book/src/benchmarks.md)"
+	if command -v perf >/dev/null; then
+		"$REPO/scripts/profile-nvme.sh" 10 >"$OUT/nvme-profile.txt" 2>>"$OUT/bench.log" ||
+			say "the NVMe profile failed (see ${OUT#"$REPO"/}/bench.log and nvme-profile-raw.txt)"
+	else
+		say "no perf on this machine (apt install linux-perf, or make setup): the NVMe profile is left out"
 	fi
 fi
 

@@ -3,8 +3,10 @@
 # test): for each workload, fio on rnvme's disk, then on the C driver's, on
 # the same QEMU NVMe controller, each under `perf record` of every CPU.
 #
-#   profile-nvme-guest.sh RNVME_KO KDIR SECONDS WORKLOAD...
+#   profile-nvme-guest.sh RNVME_KO KDIR SECONDS [params=P,P...] WORKLOAD...
 #
+# params=: rnvme's module parameters (commas between them), as
+# bench-nvme-guest.sh's PARAMS.
 # perf samples the CPUs 2000 times a second with the `cpu-clock` software
 # event (an hrtimer: the workshop's VMs have no PMU under TCG). A sample
 # due while a CPU has its interrupts off waits until they are back on, so
@@ -20,6 +22,8 @@
 set -uo pipefail
 KO=$1 KDIR=$2 SECS=$3
 shift 3
+PARAMS=""
+case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift ;; esac
 COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 --size=64M --output-format=json"
 declare -A WL=(
 	[randread-qd1]="--rw=randread --bs=4k --iodepth=1 --numjobs=1"
@@ -41,7 +45,8 @@ done
 [ -n "$BDF" ] || die "no QEMU NVMe controller (1b36:0010) in the VM"
 DEVDIR=/sys/bus/pci/devices/$BDF
 echo rkw-none >"$DEVDIR/driver_override"
-insmod "$KO" || die "insmod $KO failed"
+# shellcheck disable=SC2086
+insmod "$KO" $PARAMS || die "insmod $KO $PARAMS failed"
 if ! modprobe nvme 2>/dev/null; then
 	grep -q '^nvme_core ' /proc/modules || insmod "$KDIR/drivers/nvme/host/nvme-core.ko" || die "cannot load nvme-core.ko"
 	insmod "$KDIR/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
@@ -52,7 +57,7 @@ if [ -n "${RKW_QMP_DIR:-}" ] && . "$(dirname "$0")/../tests/qmp.sh"; then
 	qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
 		echo "RKW-INFO QEMU's trace stays on"
 fi
-echo "RKW-INFO kernel $(uname -r), $(nproc) vCPUs, perf $(perf version 2>/dev/null | awk '{ print $3 }')"
+echo "RKW-INFO kernel $(uname -r), $(nproc) vCPUs, perf $(perf version 2>/dev/null | awk '{ print $3 }'), rnvme's parameters: ${PARAMS:-none}"
 
 # disk_of ours|c: the bound driver's disk, once it is there.
 disk_of() {

@@ -13,12 +13,14 @@
 # Needs perf on the host (Debian's linux-perf: the VM runs the host's
 # programs). Output: the report (Markdown), also in
 # build/bench/nvme-profile.md; the guest's raw lines in
-# build/bench/nvme-profile-raw.txt. BENCH_PAGE=DIR writes the report into
-# DIR/benchmarks.md too (`make bench` passes the book's); BENCH_NVME_REF as
-# in bench-nvme.sh.
+# build/bench/nvme-profile-raw.txt. It also rewrites the profile part of
+# the book's page book/src/benchmarks.md (BENCH_PAGE=no: not; BENCH_PAGE=DIR:
+# DIR/benchmarks.md instead), as bench-nvme.sh does; BENCH_NVME_REF and
+# BENCH_NVME_PARAMS as there.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 SECS=${1:-10}
+PAGE_DIR=${BENCH_PAGE:-$REPO/book/src}
 [[ "$SECS" =~ ^[1-9][0-9]*$ ]] || die "usage: profile-nvme.sh [SECONDS] [WORKLOAD...]"
 shift || true
 WORKLOADS=${*:-randread-qd1 randread-qd32 seqread-128k}
@@ -49,9 +51,10 @@ export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((n * 2 * (SECS + 60) + 300))}
 export RKW_VM_QMP=yes RKW_VM_CPUS=2 RKW_VM_LOG="$OUT/nvme-profile-vm"
 # shellcheck disable=SC2086
 "$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
-	--exec "bash $REPO/scripts/profile-nvme-guest.sh $KO $(current_kdir) $SECS $WORKLOADS" >"$RAW" 2>&1 || true
+	--exec "bash $REPO/scripts/profile-nvme-guest.sh $KO $(current_kdir) $SECS ${BENCH_NVME_PARAMS:+params=$BENCH_NVME_PARAMS} $WORKLOADS" >"$RAW" 2>&1 || true
 rm -f "$RKW_VM_LOG.nvme-trace"
 grep -E '^RKW-(INFO|ERROR|DMESG)|^RKW:vm-timeout' "$RAW" >&2 || true
 grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the profile (see ${RAW#"$REPO"/})"
-python3 "$REPO/scripts/profile-nvme-report.py" "$RAW" --commit "$commit" \
-	${BENCH_PAGE:+--page "$BENCH_PAGE"} | tee "$OUT/nvme-profile.md"
+page=()
+[ "$PAGE_DIR" = no ] || page=(--page "$PAGE_DIR")
+python3 "$REPO/scripts/profile-nvme-report.py" "$RAW" --commit "$commit" "${page[@]}" | tee "$OUT/nvme-profile.md"

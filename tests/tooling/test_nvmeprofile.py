@@ -1,0 +1,78 @@
+"""rkw.nvmeprofile, the report of scripts/profile-nvme.sh: µs per I/O from
+perf's shares, the kinds of code, Rust names, and the page's markers."""
+
+import pytest
+
+from rkw import nvmeprofile as p
+
+RAW = """\
+RKW-INFO kernel 7.3.4, 2 vCPUs, perf 6.1.187
+RKW-RUN randread-qd32 ours 100000 10000 2
+RKW-SYM randread-qd32 ours 50.00 k default_idle
+RKW-SYM randread-qd32 ours 10.00 k _raw_spin_unlock_irq_enable
+RKW-SYM randread-qd32 ours 5.00 k _RNvMs_NtCs1jJRYLZDCDI_5rnvme7dma_mapNtB5_7Mapping3map
+RKW-SYM randread-qd32 ours 2.00 k get_page_from_freelist
+RKW-SYM randread-qd32 ours 3.00 . get_io_u
+RKW-RUN randread-qd32 c 200000 10000 2
+RKW-SYM randread-qd32 c 60.00 k default_idle
+RKW-SYM randread-qd32 c 10.00 k _raw_spin_unlock
+RKW-SYM randread-qd32 c 1.00 k 0x0000000000020394
+RKW-SYM randread-qd32 c 3.00 . get_io_u
+RKW-GUEST-DONE
+"""
+
+
+@pytest.fixture
+def parsed(tmp_path):
+    f = tmp_path / "raw.txt"
+    f.write_text(RAW)
+    return p.parse(str(f))
+
+
+def test_per_io_scales_shares_by_cpu_time_and_ios(parsed):
+    runs, syms = parsed
+    ours = p.per_io(runs, syms, "randread-qd32", "ours")
+    # 2 CPUs x 10 s = 20 s of CPU; 10 % of it over 100 000 I/Os = 20 µs.
+    assert ours[("_raw_spin_unlock_irq_enable", "k")] == pytest.approx(20.0)
+    # C did twice the I/Os: the same share is half the time per I/O.
+    c = p.per_io(runs, syms, "randread-qd32", "c")
+    assert c[("_raw_spin_unlock", "k")] == pytest.approx(10.0)
+    assert ("default_idle", "k") not in ours
+
+
+@pytest.mark.parametrize("sym,k,kind", [
+    ("_raw_spin_unlock_irqrestore", "k", "locks"),
+    ("_RNvMs_NtCs1jJRYLZDCDI_5rnvme7dma_mapNtB5_7Mapping3map", "k", "driver"),
+    ("nvme_queue_rq", "k", "driver"),
+    ("0x0000000000020394", "k", "unnamed"),
+    ("rust_helper_atomic_i8_try_cmpxchg_acquire", "k", "kernel-crate"),
+    ("get_page_from_freelist", "k", "alloc"),
+    ("memcpy_orig", "k", "copies"),
+    ("blk_mq_submit_bio", "k", "kernel"),
+    ("get_io_u", ".", "user"),
+    ("0x0000000000000915", ".", "user"),
+])
+def test_kinds(sym, k, kind):
+    assert p.kind_of(sym, k) == kind
+
+
+def test_rust_names_start_at_the_crate():
+    assert p.rust_name("_RNvMs_NtCs1jJRYLZDCDI_5rnvme7dma_mapNtB5_7Mapping3map") == "rnvme::dma_map::Mapping::map"
+    assert p.rust_name("blk_mq_submit_bio") == "blk_mq_submit_bio"
+
+
+def test_report_and_page(parsed, tmp_path):
+    runs, syms = parsed
+    text = p.report(runs, syms, 3, "abc1234")
+    assert "**4k random, QD32**" in text
+    assert "| a lock released" in text and "+10.0 |" in text
+    assert "`rnvme::dma_map::Mapping::map`" in text
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"before\n{p.BEGIN}\nold\n{p.END}\nafter\n")
+    p.write_page(str(tmp_path), text)
+    out = page.read_text()
+    assert out.startswith("before\n") and out.endswith(f"{p.END}\nafter\n")
+    assert "old" not in out and "abc1234" in out
+    page.write_text("no markers\n")
+    with pytest.raises(SystemExit):
+        p.write_page(str(tmp_path), text)
