@@ -36,7 +36,7 @@
 # (BENCH_PAGE=no: not; BENCH_PAGE=DIR: into DIR instead). Raw samples
 # (fio's JSON): build/bench/nvme-samples.txt. BENCH_NVME_REF=<commit>
 # measures the stage as committed there (a copy of that commit's tree, built
-# in build/bench/nvme-tree) instead of the working tree's.
+# in build/bench/rnvme-bench-tree) instead of the working tree's.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 ROUNDS=${1:-${BENCH_ROUNDS:-5}}
@@ -45,27 +45,11 @@ SECS=${2:-${BENCH_SECONDS:-5}}
 PAGE_DIR=${BENCH_PAGE:-$REPO/book/src}
 export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
-STAGE=${BENCH_NVME_STAGE:-21-speed}
-[ -d "$REPO/solutions/$STAGE" ] || die "no stage $STAGE in solutions/"
 OUT="$REPO/build/bench"
-mkdir -p "$OUT"
-TREE=$REPO
-if [ -n "${BENCH_NVME_REF:-}" ]; then
-	TREE="$OUT/nvme-tree"
-	rm -rf "$TREE" && mkdir -p "$TREE"
-	git -C "$REPO" archive "$BENCH_NVME_REF" | tar -x -C "$TREE" || die "cannot export $BENCH_NVME_REF"
-	commit=$(git -C "$REPO" rev-parse --short "$BENCH_NVME_REF")
-else
-	commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	git -C "$REPO" diff --quiet HEAD -- "solutions/$STAGE" 2>/dev/null ||
-		commit+=", with uncommitted changes to solutions/$STAGE"
-fi
-"$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null || die "solutions/$STAGE does not build"
 # A copy of the module and of its source: a rebuild or an edit of the stage
 # while the VM runs does not change what is measured, or what the report
 # reads in the source.
-KO="$OUT/rnvme-$STAGE.ko"
-cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
+nvme_bench_module "rnvme-bench"
 rm -rf "$OUT/nvme-src" && cp -r "$TREE/solutions/$STAGE" "$OUT/nvme-src"
 RAW="$OUT/nvme-samples.txt"
 # Per sample: fio's run and start, a bind and an unbind (the C driver's

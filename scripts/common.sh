@@ -109,3 +109,33 @@ build_uses() {
 	done
 	return $rc
 }
+
+# nvme_bench_module NAME: the NVMe stage the benchmarks measure
+# (BENCH_NVME_STAGE, default 21-speed) built on the fast kernel, as
+# committed at BENCH_NVME_REF (a copy of that tree in build/bench/NAME-tree)
+# or as in the working tree, and its module copied to build/bench/NAME.ko,
+# so that a rebuild while the VM runs changes nothing measured. Sets STAGE,
+# TREE (where it was built), KO, and commit (what was measured, for the
+# report).
+nvme_bench_module() {
+	STAGE=${BENCH_NVME_STAGE:-21-speed}
+	[ -d "$REPO/solutions/$STAGE" ] || die "no stage $STAGE in solutions/"
+	mkdir -p "$REPO/build/bench"
+	TREE=$REPO
+	if [ -n "${BENCH_NVME_REF:-}" ]; then
+		TREE="$REPO/build/bench/$1-tree"
+		rm -rf "$TREE" && mkdir -p "$TREE"
+		git -C "$REPO" archive "$BENCH_NVME_REF" | tar -x -C "$TREE" || die "cannot export $BENCH_NVME_REF"
+		commit=$(git -C "$REPO" rev-parse --short "$BENCH_NVME_REF")
+	else
+		commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
+		# The stage's crate includes files of earlier stages and of the
+		# library: any change under solutions/ may be in it.
+		git -C "$REPO" diff --quiet HEAD -- solutions 2>/dev/null ||
+			commit+=", with uncommitted changes under solutions/"
+	fi
+	RKW_FLAVOUR=fast "$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null ||
+		die "solutions/$STAGE does not build"
+	KO="$REPO/build/bench/$1.ko"
+	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
+}

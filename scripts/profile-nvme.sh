@@ -27,24 +27,8 @@ WORKLOADS=${*:-randread-qd1 randread-qd32 seqread-128k}
 command -v perf >/dev/null || die "no perf on this machine: apt install linux-perf (the VM uses the host's)"
 export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
-STAGE=${BENCH_NVME_STAGE:-21-speed}
-[ -d "$REPO/solutions/$STAGE" ] || die "no stage $STAGE in solutions/"
 OUT="$REPO/build/bench"
-mkdir -p "$OUT"
-TREE=$REPO
-if [ -n "${BENCH_NVME_REF:-}" ]; then
-	TREE="$OUT/nvme-profile-tree"
-	rm -rf "$TREE" && mkdir -p "$TREE"
-	git -C "$REPO" archive "$BENCH_NVME_REF" | tar -x -C "$TREE" || die "cannot export $BENCH_NVME_REF"
-	commit=$(git -C "$REPO" rev-parse --short "$BENCH_NVME_REF")
-else
-	commit=$(git -C "$REPO" rev-parse --short HEAD 2>/dev/null || echo unknown)
-	git -C "$REPO" diff --quiet HEAD -- "solutions/$STAGE" solutions/lib 2>/dev/null ||
-		commit+=", with uncommitted changes"
-fi
-"$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null || die "solutions/$STAGE does not build"
-KO="$OUT/rnvme-profile-$STAGE.ko"
-cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
+nvme_bench_module "rnvme-profile"
 RAW="$OUT/nvme-profile-raw.txt"
 n=$(wc -w <<<"$WORKLOADS")
 export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((n * 2 * (SECS + 60) + 300))}
