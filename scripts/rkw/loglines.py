@@ -29,16 +29,13 @@ same way: the chapter says what the kernel prints.
 Usage: scripts/check-log-lines.py [--root DIR] [STAGE...]
 """
 
-import argparse
 import os
 import re
 import sys
 
-from rkw import REPO
 from rkw import stages as stage_reader
 from rkw import modgraph as _modules
 
-ROOT = REPO
 EXPECT = re.compile(r"\b(?:expect_dmesg|wait_dmesg)\s")
 MIN_PIECE = 6
 
@@ -184,12 +181,8 @@ def chapter_text(root, stage):
 
 
 def main(argv):
-    ap = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    ap.add_argument("--root", default=ROOT)
-    ap.add_argument("stages", nargs="*")
-    args = ap.parse_args(argv)
+    args, stages = stage_reader.from_args("check-log-lines", __doc__, argv)
     root = os.path.abspath(args.root)
-    stages = _modules.stage_names(root, args.stages)
     problems, checked = [], 0
     for stage in stages:
         test = os.path.join(root, "tests", stage, "test.sh")

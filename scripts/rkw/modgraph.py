@@ -21,13 +21,10 @@ not "each other". Exit status 1 if anything is reported, 2 for a stage that
 is not in both trees.
 """
 
-import argparse
 import os
 import re
-import sys
 
-from rkw import REPO, rust
-from rkw.skeletons import stage_names
+from rkw import rust, stages as stage_reader
 
 PATHREF = re.compile(r"\b(crate|super|self)::((?:\w+::)*\w+)")
 LISTREF = re.compile(r"\b(crate|super|self)::((?:\w+::)*)\{")
@@ -128,15 +125,7 @@ def crate_roots(root, tree, stage):
 
 
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=REPO)
-    parser.add_argument("stages", nargs="*", metavar="STAGE")
-    args = parser.parse_args(argv)
-    try:
-        stages = stage_names(args.root, args.stages)
-    except OSError as e:
-        print(f"check-modules: {e}", file=sys.stderr)
-        return 2
+    args, stages = stage_reader.from_args("check-modules", __doc__, argv)
     problems = []
     # file -> {reference text -> {resolved file -> [crate]}}
     meaning = {}

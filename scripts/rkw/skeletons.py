@@ -50,13 +50,11 @@ SHARED_RUNS_ALLOWED. A change that adds one fails; one that removes some
 lowers the number in the same commit, so it only goes down.
 """
 
-import argparse
 import difflib
 import os
 import re
-import sys
 
-from rkw import REPO, rust, stages
+from rkw import rust, stages
 
 CONTEXT = 2  # lines of context around a reported difference
 
@@ -365,30 +363,10 @@ def shared_runs(root):
     return pairs
 
 
-def stage_names(root, wanted):
-    trees = ("steps", "solutions")
-    found = []
-    for w in wanted:
-        try:
-            found.append(stages.resolve(w, root, trees))
-        except LookupError:
-            raise OSError(f"no stage {w} in both steps/ and solutions/") from None
-    return found or stages.names(root, trees)
-
-
 def main(argv):
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--root", default=REPO,
-                        help="the repository (default: this script's)")
-    parser.add_argument("stages", nargs="*", metavar="STAGE")
-    args = parser.parse_args(argv)
-    try:
-        stages = stage_names(args.root, args.stages)
-    except OSError as e:
-        print(f"check-skeletons: {e}", file=sys.stderr)
-        return 2
+    args, names = stages.from_args("check-skeletons", __doc__, argv)
     drift = 0
-    for stage in stages:
+    for stage in names:
         nfiles, exercises, reports = check_stage(args.root, stage)
         for report in reports:
             print("\n".join(report))
@@ -397,7 +375,7 @@ def main(argv):
         else:
             print(f"{stage}: {nfiles} files, {exercises} differences, all in exercises")
         drift += len(reports)
-    copied = copies(args.root, stages)
+    copied = copies(args.root, names)
     for report in copied:
         print("\n".join(report))
     problems = []
@@ -417,8 +395,8 @@ def main(argv):
     if copied:
         problems.append(f"{len(copied)} byte cop{'y' if len(copied) == 1 else 'ies'} of another file")
     if problems:
-        print(f"{len(stages)} stages, {', '.join(problems)}")
+        print(f"{len(names)} stages, {', '.join(problems)}")
         return 1
-    print(f"{len(stages)} stages, no drift, no copies")
+    print(f"{len(names)} stages, no drift, no copies")
     return 0
 

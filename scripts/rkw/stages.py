@@ -9,10 +9,12 @@ from what the same shell has without it. (common.sh keeps its own
 `stage_env`: shell is the natural tool there.)
 """
 
+import argparse
 import functools
 import os
 import re
 import subprocess
+import sys
 
 from rkw import REPO
 
@@ -39,6 +41,26 @@ def resolve(arg, root=REPO, trees=("tests",)):
         if int(name[:2]) == int(number):
             return name
     raise LookupError(f"no stage {arg}")
+
+
+def from_args(task, doc, argv):
+    """The arguments of a task that takes [--root DIR] [STAGE...] (`doc`'s
+    first paragraph is its description), and the stages they name among
+    those steps/ and solutions/ both have: all of them if none is named.
+    A stage neither has: a message, and exit status 2."""
+    parser = argparse.ArgumentParser(prog=task, description=doc.split("\n\n")[0])
+    parser.add_argument("--root", default=REPO, help="the repository (default: this script's)")
+    parser.add_argument("stages", nargs="*", metavar="STAGE")
+    args = parser.parse_args(argv)
+    trees = ("steps", "solutions")
+    found = []
+    for w in args.stages:
+        try:
+            found.append(resolve(w, args.root, trees))
+        except LookupError:
+            print(f"{task}: no stage {w} in both steps/ and solutions/", file=sys.stderr)
+            raise SystemExit(2) from None
+    return args, found or names(args.root, trees)
 
 
 def _source(path):
