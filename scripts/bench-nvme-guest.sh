@@ -29,43 +29,16 @@
 set -uo pipefail
 KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4 PARAMS=${5:-}
 PARAMS=${PARAMS//,/ }
-CPUS=$(nproc)
-# The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
-# may use all of its 64 MiB. Reads only: null-co drops writes.
-COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 --size=64M --output-format=json"
-# name: fio arguments.
-declare -A WL=(
-	[randread-qd1]="--rw=randread --bs=4k --iodepth=1 --numjobs=1"
-	[randread-qd32]="--rw=randread --bs=4k --iodepth=32 --numjobs=1"
-	# One job per vCPU, each pinned to its own: every hardware queue busy.
-	[randread-qd32-jobs]="--rw=randread --bs=4k --iodepth=32 --numjobs=$CPUS --cpus_allowed=0-$((CPUS - 1)) --cpus_allowed_policy=split"
-	# fio submits 16 I/Os per io_submit: blk-mq hands them to the driver
-	# together (the last one marked), so a driver can ring once for them.
-	[randread-qd32-batch16]="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --iodepth_batch_submit=16"
-	[seqread-128k]="--rw=read --bs=128k --iodepth=8 --numjobs=1"
-)
+# COMMON, WL (the workloads), die, and the switching of the controller
+# between the drivers.
+. "$(dirname "$0")/nvme-drivers-guest.sh"
 ORDER="randread-qd1 randread-qd32 randread-qd32-jobs randread-qd32-batch16 seqread-128k"
 # Where rnvme also runs with zero_copy=0 ("bounce": every request through a
 # bounce buffer, as stage 13), if the module has that parameter: what the
 # copy costs.
 BOUNCE_WL="randread-qd32 seqread-128k"
 
-die() {
-	echo "RKW-ERROR $*"
-	dmesg | tail -30 | sed 's/^/RKW-DMESG /'
-	exit 1
-}
-
-BDF=""
-for d in /sys/bus/pci/devices/*; do
-	[ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ] && BDF=$(basename "$d") && break
-done
-[ -n "$BDF" ] || die "no QEMU NVMe controller (1b36:0010) in the VM"
-DEVDIR=/sys/bus/pci/devices/$BDF
-
-# Both drivers registered, neither bound: the override names no driver.
-echo rkw-none >"$DEVDIR/driver_override"
-insmod "$KO" || die "insmod $KO failed"
+nvme_drivers_load "$KO" "$KDIR"
 LOADED=""
 modinfo -F parm "$KO" 2>/dev/null | grep -q '^zero_copy:' || BOUNCE_WL=""
 # load_rnvme [ARGS]: rnvme loaded with these parameters (reloaded if it was
@@ -77,58 +50,20 @@ load_rnvme() {
 	insmod "$KO" $@ || die "insmod $KO $* failed"
 	LOADED="$*"
 }
-if ! modprobe nvme 2>/dev/null; then
-	# modprobe finds the kernel's modules through virtme-ng's link; if it
-	# cannot, load them from the kernel build by path.
-	grep -q '^nvme_core ' /proc/modules || insmod "$KDIR/drivers/nvme/host/nvme-core.ko" || die "cannot load nvme-core.ko"
-	insmod "$KDIR/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
-fi
-[ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 echo "RKW-INFO C driver: $(modinfo -F filename nvme 2>/dev/null || echo "$KDIR/drivers/nvme/host/nvme.ko"), rnvme: $KO"
 
-# disk_of ours|c: the disk the bound driver made, if it is there yet.
-disk_of() {
-	local g
-	case "$1" in
-	ours | bounce) g=(/dev/rnvme*n1) ;;
-	c) g=(/dev/nvme*n1) ;;
-	esac
-	[ -b "${g[0]}" ] && echo "${g[0]}"
-}
-drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }
-
-# bind ours|bounce|c: the controller to that driver, and wait for its disk.
-bind() {
-	local drv t0 i
-	drv=$(drv_of "$1")
+# sample_bind ours|bounce|c: rnvme loaded with the sample's parameters, the
+# controller bound to WHO's driver, and the time its disk took.
+sample_bind() {
 	case "$1" in
 	# shellcheck disable=SC2086
 	ours) load_rnvme $PARAMS ;;
 	# shellcheck disable=SC2086
 	bounce) load_rnvme zero_copy=0 $PARAMS ;;
 	esac
-	t0=$(date +%s%N)
-	echo "$drv" >"$DEVDIR/driver_override"
-	echo "$BDF" >"/sys/bus/pci/drivers/$drv/bind" || die "bind to $drv failed"
-	DEV=""
-	for i in $(seq 300); do
-		DEV=$(disk_of "$1") && break
-		sleep 0.1
-	done
-	[ -n "$DEV" ] || die "no disk 30 s after binding $drv"
-	echo "RKW-BIND $1 $(((($(date +%s%N) - t0) / 1000000))) ms"
-}
-unbind() {
-	local drv i
-	drv=$(drv_of "$1")
-	echo "$BDF" >"/sys/bus/pci/drivers/$drv/unbind" || die "unbind from $drv failed"
-	echo rkw-none >"$DEVDIR/driver_override"
-	for i in $(seq 300); do
-		disk_of "$1" >/dev/null || return 0
-		sleep 0.1
-	done
-	die "the $drv disk is still there 30 s after unbind"
+	bind "$1"
+	echo "RKW-BIND $1 $BIND_MS ms"
 }
 
 # trace_size: bytes QEMU has written to its NVMe trace so far (every
@@ -191,7 +126,7 @@ for r in $ROUND_LIST; do
 		who_list=$pair
 		case " $BOUNCE_WL " in *" $w "*) who_list="$pair bounce" ;; esac
 		for who in $who_list; do
-			bind "$who"
+			sample_bind "$who"
 			once "$who"
 			i0=$(irq_count) p0=$(ipi_count) x0=$(ctxt_count) t0=$(trace_size) c0=$(cpu_ticks) w0=$(date +%s%N)
 			# shellcheck disable=SC2086

@@ -1,0 +1,93 @@
+# Sourced in the VM by scripts/bench-nvme-guest.sh and
+# scripts/profile-nvme-guest.sh: rnvme and the kernel's C nvme driver
+# taking turns on the one QEMU NVMe controller (switched through sysfs:
+# driver_override, bind, unbind), and the fio workloads both measure.
+#
+#   nvme_drivers_load KO KDIR [PARAMS...]   rnvme (with PARAMS) and nvme loaded,
+#                                           the controller bound to neither;
+#                                           sets BDF and DEVDIR
+#   drv_of WHO, disk_of WHO                 WHO's driver, and its disk if it is there
+#                                           (WHO: ours, bounce (rnvme too) or c)
+#   bind WHO, unbind WHO                    the controller to WHO's driver and back;
+#                                           bind sets DEV, the disk, and BIND_MS
+#
+# It sets COMMON (fio's arguments for every workload, with SECS seconds)
+# and WL (workload name: its fio arguments), and defines die.
+# shellcheck shell=bash
+
+CPUS=$(nproc)
+# The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
+# may use all of its 64 MiB. Reads only: null-co drops writes.
+COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 --size=64M --output-format=json"
+# name: fio arguments.
+declare -A WL=(
+	[randread-qd1]="--rw=randread --bs=4k --iodepth=1 --numjobs=1"
+	[randread-qd32]="--rw=randread --bs=4k --iodepth=32 --numjobs=1"
+	# One job per vCPU, each pinned to its own: every hardware queue busy.
+	[randread-qd32-jobs]="--rw=randread --bs=4k --iodepth=32 --numjobs=$CPUS --cpus_allowed=0-$((CPUS - 1)) --cpus_allowed_policy=split"
+	# fio submits 16 I/Os per io_submit: blk-mq hands them to the driver
+	# together (the last one marked), so a driver can ring once for them.
+	[randread-qd32-batch16]="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --iodepth_batch_submit=16"
+	[seqread-128k]="--rw=read --bs=128k --iodepth=8 --numjobs=1"
+)
+
+die() {
+	echo "RKW-ERROR $*"
+	dmesg | tail -30 | sed 's/^/RKW-DMESG /'
+	exit 1
+}
+
+nvme_drivers_load() {
+	local ko=$1 kdir=$2 d
+	shift 2
+	BDF=""
+	for d in /sys/bus/pci/devices/*; do
+		[ "$(cat "$d/vendor")" = 0x1b36 ] && [ "$(cat "$d/device")" = 0x0010 ] && BDF=$(basename "$d") && break
+	done
+	[ -n "$BDF" ] || die "no QEMU NVMe controller (1b36:0010) in the VM"
+	DEVDIR=/sys/bus/pci/devices/$BDF
+	# Both drivers registered, neither bound: the override names no driver.
+	echo rkw-none >"$DEVDIR/driver_override"
+	insmod "$ko" "$@" || die "insmod $ko $* failed"
+	if ! modprobe nvme 2>/dev/null; then
+		# modprobe finds the kernel's modules through virtme-ng's link; if
+		# it cannot, load them from the kernel build by path.
+		grep -q '^nvme_core ' /proc/modules || insmod "$kdir/drivers/nvme/host/nvme-core.ko" || die "cannot load nvme-core.ko"
+		insmod "$kdir/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
+	fi
+	[ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
+}
+
+drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }
+disk_of() {
+	local g
+	if [ "$1" = c ]; then g=(/dev/nvme*n1); else g=(/dev/rnvme*n1); fi
+	[ -b "${g[0]}" ] && echo "${g[0]}"
+}
+
+bind() {
+	local drv t0
+	drv=$(drv_of "$1")
+	t0=$(date +%s%N)
+	echo "$drv" >"$DEVDIR/driver_override"
+	echo "$BDF" >"/sys/bus/pci/drivers/$drv/bind" || die "bind to $drv failed"
+	DEV=""
+	for _ in $(seq 300); do
+		DEV=$(disk_of "$1") && break
+		sleep 0.1
+	done
+	[ -n "$DEV" ] || die "no disk 30 s after binding $drv"
+	BIND_MS=$((($(date +%s%N) - t0) / 1000000))
+}
+
+unbind() {
+	local drv
+	drv=$(drv_of "$1")
+	echo "$BDF" >"/sys/bus/pci/drivers/$drv/unbind" || die "unbind from $drv failed"
+	echo rkw-none >"$DEVDIR/driver_override"
+	for _ in $(seq 300); do
+		disk_of "$1" >/dev/null || return 0
+		sleep 0.1
+	done
+	die "the $drv disk is still there 30 s after unbind"
+}
