@@ -4,17 +4,19 @@
 # take turns on the same QEMU NVMe controller, switched through sysfs
 # (driver_override, bind, unbind), and run the same fio samples.
 #
-#   bench-nvme-guest.sh RNVME_KO KDIR ROUNDS SECONDS [PARAMS]
+#   bench-nvme-guest.sh RNVME_KO KDIR ROUNDS SECONDS [PARAMS [NOCHECKS_KO]]
 #
 # PARAMS: rnvme's module parameters for every sample (one word, commas
-# between them: io_depth=32,shadow_doorbells=0).
+# between them: io_depth=32,shadow_doorbells=0; "-" for none).
+# NOCHECKS_KO: the same rnvme built without Rust's overflow checks.
 #
 # Per round and workload: one sample with each driver, the order swapped
 # every round (rnvme first in odd rounds, C first in even ones) so that a
 # drift of the busy host does not always favour the same driver; for two
-# workloads a third, rnvme with zero_copy=0 ("bounce"). Output, one line
-# per sample (the host parses it):
-#   RKW-SAMPLE <round> <workload> <ours|bounce|c> <interrupts> <from> <to> <busy> <all> <ms> <ipis> <switches> <fio's JSON, on one line>
+# workloads a third, rnvme with zero_copy=0 ("bounce"), and for two others
+# rnvme built without overflow checks ("nochecks"), if given. Output, one
+# line per sample (the host parses it):
+#   RKW-SAMPLE <round> <workload> <ours|bounce|nochecks|c> <interrupts> <from> <to> <busy> <all> <ms> <ipis> <switches> <fio's JSON, on one line>
 # where from and to are the size of QEMU's NVMe trace before and after fio
 # ran (the host counts the doorbell writes between them); busy and all the
 # guest's non-idle and total CPU time over fio's run, in ticks of
@@ -27,27 +29,34 @@
 # RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and the
 # kernel logged that looks like trouble), and RKW-GUEST-DONE.
 set -uo pipefail
-KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4 PARAMS=${5:-}
+KO=$1 KDIR=$2 ROUNDS=$3 SECS=$4 PARAMS=${5:-} NOCHECKS_KO=${6:-}
+[ "$PARAMS" != - ] || PARAMS=""
 PARAMS=${PARAMS//,/ }
 # COMMON, WL (the workloads), die, and the switching of the controller
 # between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
-ORDER="randread-qd1 randread-qd32 randread-qd32-jobs randread-qd32-batch16 seqread-128k"
+ORDER="randread-qd1 randread-qd32 randread-qd32-jobs randread-qd32-batch16 seqread-128k randwrite-qd32"
 # Where rnvme also runs with zero_copy=0 ("bounce": every request through a
 # bounce buffer, as stage 13), if the module has that parameter: what the
 # copy costs.
 BOUNCE_WL="randread-qd32 seqread-128k"
+# Where rnvme also runs built without overflow checks ("nochecks"): what
+# they cost the driver's own code (and the kernel crate's generic code
+# compiled into it; not the kernel's built-in Rust).
+NOCHECKS_WL="randread-qd1 randread-qd32"
+[ -n "$NOCHECKS_KO" ] || NOCHECKS_WL=""
 
 nvme_drivers_load "$KO" "$KDIR"
-LOADED=""
+LOADED="$KO"
 modinfo -F parm "$KO" 2>/dev/null | grep -q '^zero_copy:' || BOUNCE_WL=""
-# load_rnvme [ARGS]: rnvme loaded with these parameters (reloaded if it was
-# loaded with others; no controller is bound to it then).
+# load_rnvme KO [ARGS]: rnvme from KO loaded with these parameters
+# (reloaded if it was loaded from another file or with others; no
+# controller is bound to it then).
 load_rnvme() {
 	[ "$LOADED" = "$*" ] && return 0
 	rmmod rnvme || die "rmmod rnvme failed"
 	# shellcheck disable=SC2068
-	insmod "$KO" $@ || die "insmod $KO $* failed"
+	insmod $@ || die "insmod $* failed"
 	LOADED="$*"
 }
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
@@ -58,9 +67,11 @@ echo "RKW-INFO C driver: $(modinfo -F filename nvme 2>/dev/null || echo "$KDIR/d
 sample_bind() {
 	case "$1" in
 	# shellcheck disable=SC2086
-	ours) load_rnvme $PARAMS ;;
+	ours) load_rnvme "$KO" $PARAMS ;;
 	# shellcheck disable=SC2086
-	bounce) load_rnvme zero_copy=0 $PARAMS ;;
+	bounce) load_rnvme "$KO" zero_copy=0 $PARAMS ;;
+	# shellcheck disable=SC2086
+	nochecks) load_rnvme "$NOCHECKS_KO" $PARAMS ;;
 	esac
 	bind "$1"
 	echo "RKW-BIND $1 $BIND_MS ms"
@@ -99,6 +110,9 @@ once() {
 	done
 	echo "RKW-INFO $1: IRQ:CPU of the controller's vectors:$out"
 	echo "RKW-QUEUE $1 nr_requests $(cat "/sys/block/${DEV#/dev/}/queue/nr_requests") max_sectors_kb $(cat "/sys/block/${DEV#/dev/}/queue/max_sectors_kb") hw_queues $(ls "/sys/block/${DEV#/dev/}/mq" | wc -l)"
+	# "write back": the disk has a volatile write cache (the write workload
+	# writes into it with both drivers).
+	echo "RKW-INFO $1: write cache: $(cat "/sys/block/${DEV#/dev/}/queue/write_cache")"
 	if [ "$1" = c ]; then
 		# OACS bit 8: the controller supports Doorbell Buffer Config
 		# (shadow doorbells), which the C driver then uses.
@@ -124,7 +138,8 @@ for r in $ROUND_LIST; do
 	if [ $((r % 2)) -eq 1 ]; then pair="ours c"; else pair="c ours"; fi
 	for w in $ORDER; do
 		who_list=$pair
-		case " $BOUNCE_WL " in *" $w "*) who_list="$pair bounce" ;; esac
+		case " $BOUNCE_WL " in *" $w "*) who_list+=" bounce" ;; esac
+		case " $NOCHECKS_WL " in *" $w "*) who_list+=" nochecks" ;; esac
 		for who in $who_list; do
 			sample_bind "$who"
 			once "$who"

@@ -37,11 +37,27 @@ WL = {
                               "(`--iodepth_batch_submit=16`): blk-mq hands the driver 16 requests together, "
                               "the last one marked `is_last`"),
     "seqread-128k": ("128k sequential, QD8", "MB/s", "128 KiB sequential reads, 8 in flight (one job)"),
+    "randwrite-qd32": ("4k random write, QD32", "IOPS",
+                       "4k random writes, 32 in flight (one job), into the controller's volatile write cache, "
+                       "which both drivers leave on (QEMU's `null-co` drops the data)"),
 }
 WHO = ("ours", "c")
-# rnvme with zero_copy=0: every request through a bounce buffer (stage 13's
-# path), measured at a few workloads only.
+# rnvme variants, measured at a few workloads only, each against C in the
+# same round: with zero_copy=0, every request through a bounce buffer (stage
+# 13's path); built without Rust's overflow checks.
 BOUNCE = "+bounce"
+NOCHECKS = "+nochecks"
+# who: (suffix of its rows' keys, suffix of their labels, name in result lines)
+VARIANTS = {"bounce": (BOUNCE, ", zero_copy=0", "-zero-copy-0"),
+            "nochecks": (NOCHECKS, ", no overflow checks", "-no-overflow-checks")}
+
+
+def base_of(key):
+    """The workload of a row's key (without a variant's suffix), and the variant."""
+    for who, (suffix, _, _) in VARIANTS.items():
+        if key.endswith(suffix):
+            return key[:-len(suffix)], who
+    return key, "ours"
 CPUS = 2  # the VM's vCPUs (bench-nvme.sh: RKW_VM_CPUS)
 NAME = {"ours": "rnvme", "c": "C"}
 
@@ -73,7 +89,7 @@ def untraced_run(res):
 
 
 def parse_raw(path):
-    samples, binds, queue, info, dmesg = [], {"ours": [], "c": [], "bounce": []}, {}, [], []
+    samples, binds, queue, info, dmesg = [], {w: [] for w in (*WHO, *VARIANTS)}, {}, [], []
     oacs, taint, paths = None, None, {}
     for line in open(path, errors="replace"):
         line = line.rstrip("\n")
@@ -116,7 +132,7 @@ def scan_trace(path, samples, queue):
     opcode 0x7c) and which driver sent them."""
     for s in samples:
         s.update(sqdb=0, cqdb=0, cmds=0)
-    dbbuf = {"ours": 0, "c": 0, "bounce": 0}
+    dbbuf = {w: 0 for w in (*WHO, *VARIANTS)}
     if not path or not os.path.exists(path):
         return dbbuf, False
     order = sorted(samples, key=lambda s: s["t1"])
@@ -168,7 +184,9 @@ def per_sample(s):
     # the submission path through the driver and interrupts taken while fio
     # ran on that CPU.
     cpu = sum((j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] / 1000 for j in jobs)
-    pct = lambda j, q: j["read"]["clat_ns"].get("percentile", {}).get(q, 0) / 1000
+    # Latencies of the direction the workload does.
+    d = "write" if "write" in s["wl"] else "read"
+    pct = lambda j, q: j[d]["clat_ns"].get("percentile", {}).get(q, 0) / 1000
     return dict(round=s["round"], wl=s["wl"], who=s["who"], value=value, ios=ios, fio_us=cpu * 1e6 / ios,
                 # Whether QEMU traced this sample (it wrote trace lines
                 # meanwhile): the guest turns the trace off for the measured
@@ -183,15 +201,15 @@ def per_sample(s):
                 lost=max(0.0, 1 - s["total"] / max(s["ms"] / 10 * CPUS, 1)),
                 ipi=s["ipis"] / ios, ctxt=s["ctxt"] / ios,
                 irq=s["irqs"] / ios, sqdb=s["sqdb"] / ios, cqdb=s["cqdb"] / ios, cmds=s["cmds"] / ios,
-                lat_us=statistics.mean(j["read"]["lat_ns"]["mean"] for j in jobs) / 1000,
+                lat_us=statistics.mean(j[d]["lat_ns"]["mean"] for j in jobs) / 1000,
                 p50_us=statistics.mean(pct(j, "50.000000") for j in jobs),
                 p99_us=max(pct(j, "99.000000") for j in jobs))
 
 
 def summarise(metrics, paths):
-    """Rows: per workload, rnvme against C (key: the workload) and, where it
-    ran, rnvme with zero_copy=0 against C (key: workload + BOUNCE), from the
-    samples' metrics (per_sample)."""
+    """Rows: per workload, rnvme against C (key: the workload) and, where they
+    ran, rnvme's variants against C (key: workload + the variant's suffix:
+    BOUNCE, NOCHECKS), from the samples' metrics (per_sample)."""
     by = {}
     for m in metrics:
         by.setdefault((m["wl"], m["who"]), {})[m["round"]] = m
@@ -199,7 +217,7 @@ def summarise(metrics, paths):
     out = {}
     for wl in WL:
         c = by.get((wl, "c"), {})
-        for key, who in ((wl, "ours"), (wl + BOUNCE, "bounce")):
+        for key, who in ((wl, "ours"), *((wl + v[0], w) for w, v in VARIANTS.items())):
             o = by.get((wl, who), {})
             rounds = sorted(set(o) & set(c))
             if not rounds:
@@ -232,21 +250,25 @@ def summarise(metrics, paths):
             if pm and sum(pm[::2]):
                 row["mapped_share"] = pm[0] / (pm[0] + pm[2])
                 row["sgl_share"] = pm[1] / (pm[0] + pm[2])
-            if who == "bounce":
+            if who in VARIANTS:
+                # The variant over rnvme as built and loaded by default, per
+                # round (bounce: vs_zero_copy; nochecks: vs_checked).
                 z = by.get((wl, "ours"), {})
                 r3 = [o[r]["value"] / z[r]["value"] for r in both if r in z]
+                k = "vs_zero_copy" if who == "bounce" else "vs_checked"
                 if r3:
-                    row.update(vs_zero_copy=med(r3), vs_zero_copy_min=min(r3), vs_zero_copy_max=max(r3))
+                    row.update({k: med(r3), k + "_min": min(r3), k + "_max": max(r3)})
             out[key] = row
     return out
 
 
 def label(key):
-    return WL[key[:-len(BOUNCE)]][0] + ", zero_copy=0" if key.endswith(BOUNCE) else WL[key][0]
+    wl, who = base_of(key)
+    return WL[wl][0] + (VARIANTS[who][1] if who in VARIANTS else "")
 
 
 def unit_of(key):
-    return WL[key.removesuffix(BOUNCE)][1]
+    return WL[base_of(key)[0]][1]
 
 
 def fmt_int(v):
@@ -284,7 +306,8 @@ def result_lines(res, binds, a):
     out = []
     for wl, r in res.items():
         unit = unit_of(wl)
-        b = f"nvme-{wl.replace(BOUNCE, '-zero-copy-0')}"
+        base, who = base_of(wl)
+        b = f"nvme-{base}{VARIANTS[who][2] if who in VARIANTS else ''}"
         out += [(f"{b}-ours", f"{r['value_ours']:.1f}", unit), (f"{b}-c", f"{r['value_c']:.1f}", unit),
                 (f"{b}-ratio", f"{r['ratio']:.3f}", "rnvme/C"),
                 (f"{b}-ratio-min", f"{r['ratio_min']:.3f}", "rnvme/C"),
@@ -307,9 +330,10 @@ def why(res, dbbuf, traced, oacs, queue, binds, code):
     """The paragraph on the causes, from what was measured (and, for what
     the code does, from the stage's source as it was built)."""
     p = []
-    q1, q32, jobs, bat, seq = (res.get(w) for w in WL)
+    q1, q32, bat, seq = (res.get(w) for w in ("randread-qd1", "randread-qd32", "randread-qd32-batch16",
+                                              "seqread-128k"))
     b32, bseq = res.get("randread-qd32" + BOUNCE), res.get("seqread-128k" + BOUNCE)
-    ours_dbbuf = dbbuf.get("ours", 0) + dbbuf.get("bounce", 0)
+    ours_dbbuf = sum(dbbuf.get(w, 0) for w in ("ours", *VARIANTS))
     if q1 and traced:
         p.append(
             (f"- **One request at a time, the two are closest** ({q1['ratio']:.2f}× C's IOPS at QD1). Each "
@@ -434,7 +458,7 @@ def why(res, dbbuf, traced, oacs, queue, binds, code):
                     t += ": here the bounce path was faster in every round."
             p.append(t + split)
     # Interrupts off.
-    lost = [(w, r) for w, r in res.items() if not w.endswith(BOUNCE) and r["lost_ours"] - r["lost_c"] > 0.05]
+    lost = [(w, r) for w, r in res.items() if base_of(w)[1] == "ours" and r["lost_ours"] - r["lost_c"] > 0.05]
     if lost:
         w, r = max(lost, key=lambda x: x[1]["lost_ours"] - x[1]["lost_c"])
         held = ("`rnvme` writes the SQ tail doorbell holding its queue's lock, a `SpinLockIrq` that disables "
@@ -456,10 +480,24 @@ def why(res, dbbuf, traced, oacs, queue, binds, code):
             + (f" Per I/O, `rnvme` also caused {r['ipi_ours']:.2f} IPIs and {r['ctxt_ours']:.2f} context "
                f"switches against C's {r['ipi_c']:.2f} and {r['ctxt_c']:.2f} ({label(w)})."
                if r["ipi_ours"] > 1.5 * r["ipi_c"] + 0.05 else ""))
+    nc = [(w, r) for w, r in res.items() if base_of(w)[1] == "nochecks" and "vs_checked" in r]
+    if nc:
+        t = ("- **Rust's overflow checks** (`CONFIG_RUST_OVERFLOW_CHECKS=y`: every `+`, `-` and `*` of the "
+             "driver's integers checked, a panic on overflow). `rnvme` built without them (`KRUSTFLAGS="
+             "-Coverflow-checks=n`, the module only: the kernel's own Rust keeps them) did, per round, "
+             + "; ".join(f"{r['vs_checked']:.2f}× as well as with them ({r['vs_checked_min']:.2f}-"
+                         f"{r['vs_checked_max']:.2f}) at {WL[base_of(w)[0]][0]}, {r['ratio']:.2f}× C's"
+                         for w, r in nc))
+        if all(r["vs_checked_min"] <= 1 <= r["vs_checked_max"] for _, r in nc):
+            t += ": within the rounds' spread, so the checks are not what makes `rnvme` slower."
+        else:
+            t += "."
+        p.append(t)
     if res:
         p.append(
             "- **Altogether**, `rnvme` spends this many times C's fio CPU per I/O: "
-            + "; ".join(f"{r['fio_us_ours'] / r['fio_us_c']:.0f}× ({label(w)})" for w, r in res.items())
+            + "; ".join(f"{r['fio_us_ours'] / r['fio_us_c']:.1f}× ({label(w)})" for w, r in res.items()
+                        if base_of(w)[1] == "ours")
             + ". Interrupts are not the difference"
             + (f" ({q32['irq_ours']:.2f} per I/O for `rnvme`, {q32['irq_c']:.2f} for C at QD32: both reap "
                f"every completion the controller has posted)" if q32 else "")
@@ -542,6 +580,13 @@ def page_section(res, a, binds, queue, info, dmesg, taint, oacs, dbbuf, traced, 
     if any(k.endswith(BOUNCE) for k in res):
         s.append("- \"…, zero_copy=0\": the same workload with `rnvme` loaded with `zero_copy=0`, every request "
                  "through a bounce buffer as in stage 13 (a third sample in each round, after the other two).")
+    if any(k.endswith(NOCHECKS) for k in res):
+        s.append("- \"…, no overflow checks\": the same workload with `rnvme` built with `KRUSTFLAGS="
+                 "-Coverflow-checks=n` (a further sample in each round, after the other two).")
+    cache = {w: i.split("write cache: ", 1)[1] for w in WHO for i in info if i.startswith(f"{w}: write cache: ")}
+    if "randwrite-qd32" in res and cache:
+        s.append("- The disks' write cache (`queue/write_cache` in sysfs): "
+                 + ", ".join(f"{NAME[w]} {cache[w]}" for w in WHO if w in cache) + ".")
     notes = []
     wide = [(wl, r) for wl, r in res.items() if r["ratio_max"] > 2 * r["ratio_min"]]
     if wide:
@@ -645,7 +690,7 @@ def main():
         if not traced:
             print("QEMU's NVMe trace is missing: no doorbells or commands counted", file=sys.stderr)
         print(table_text(res, a))
-        print(f"Doorbell Buffer Config (admin opcode 0x7c) in QEMU's trace: rnvme {dbbuf['ours'] + dbbuf['bounce']}, "
+        print(f"Doorbell Buffer Config (admin opcode 0x7c) in QEMU's trace: rnvme {sum(dbbuf.get(w, 0) for w in ('ours', *VARIANTS))}, "
               f"C {dbbuf['c']} (in {len(binds['c'])} binds); OACS {hex(oacs) if oacs is not None else '?'}")
         for r in result_lines(res, binds, a):
             print(*r)

@@ -11,10 +11,12 @@
 # The controller's namespace is QEMU's null-co driver with read-zeroes
 # (vm.sh's latency_ms=0): no image, no host I/O, so the disk is never the
 # bottleneck; the drivers and the emulated controller are. Workloads (fio,
-# libaio, O_DIRECT, reads, SECONDS each): 4k random reads at QD1, at QD32
+# libaio, O_DIRECT, SECONDS each): 4k random reads at QD1, at QD32
 # (one job), at QD32 with one job per vCPU, at QD32 submitted 16 at a
-# time, and 128k sequential reads at QD8; at QD32 and 128k also rnvme with
-# zero_copy=0 (stage 13's bounce buffers), if it has that parameter. Per
+# time, 128k sequential reads at QD8, and 4k random writes at QD32 into
+# the controller's write cache; at QD32 and 128k also rnvme with
+# zero_copy=0 (stage 13's bounce buffers), if it has that parameter, and
+# at QD1 and QD32 rnvme built without Rust's overflow checks. Per
 # workload: IOPS (MB/s for 128k) of each driver, the median over the
 # rounds; the ratio rnvme/C, the median of the per-round ratios with their
 # min-max; and, to see why, CPU time per I/O (fio's usr+sys, and the whole
@@ -50,11 +52,12 @@ OUT="$REPO/build/bench"
 # while the VM runs does not change what is measured, or what the report
 # reads in the source.
 nvme_bench_module "rnvme-bench"
+nvme_bench_nochecks "rnvme-bench"
 rm -rf "$OUT/nvme-src" && cp -r "$TREE/solutions/$STAGE" "$OUT/nvme-src"
 RAW="$OUT/nvme-samples.txt"
 # Per sample: fio's run and start, a bind and an unbind (the C driver's
 # reset is slow under TCG); plus the boot.
-SAMPLES=12 # per round: 5 workloads x 2 drivers, 2 with zero_copy=0
+SAMPLES=16 # per round: 6 workloads x 2 drivers, 2 with zero_copy=0, 2 without overflow checks
 export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$(((ROUNDS + 1) * SAMPLES * (SECS + 20) + 300))}
 # QMP: the guest turns QEMU's trace off for the measured rounds.
 export RKW_VM_QMP=yes
@@ -81,7 +84,7 @@ trap 'kill "$LOADER" 2>/dev/null || true' EXIT
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 t0=$(date +%s)
 "$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
-	--exec "bash $REPO/scripts/bench-nvme-guest.sh $KO $(current_kdir) $ROUNDS $SECS ${BENCH_NVME_PARAMS:-}" >"$RAW" 2>&1 || true
+	--exec "bash $REPO/scripts/bench-nvme-guest.sh $KO $(current_kdir) $ROUNDS $SECS ${BENCH_NVME_PARAMS:--} $NOCHECKS_KO" >"$RAW" 2>&1 || true
 wall=$(($(date +%s) - t0))
 kill "$LOADER" 2>/dev/null || true
 grep -E '^RKW-(INFO|ERROR|DMESG|TAINT|OACS)|^RKW:vm-timeout' "$RAW" >&2 || true

@@ -139,3 +139,18 @@ nvme_bench_module() {
 	KO="$REPO/build/bench/$1.ko"
 	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
 }
+
+# nvme_bench_nochecks NAME: after nvme_bench_module, the same module built
+# without Rust's overflow checks (the kernel's Makefile puts KRUSTFLAGS
+# after its own -Coverflow-checks=y, so the last one wins), copied to
+# build/bench/NAME-nochecks.ko; sets NOCHECKS_KO. It names what the checks
+# cost the driver's code (and the kernel crate's generic code compiled into
+# it) with no second kernel build; the kernel's built-in Rust keeps them.
+nvme_bench_nochecks() {
+	KRUSTFLAGS=-Coverflow-checks=n RKW_FLAVOUR=fast "$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null ||
+		die "solutions/$STAGE does not build without overflow checks"
+	NOCHECKS_KO="$REPO/build/bench/$1-nochecks.ko"
+	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$NOCHECKS_KO"
+	# Kbuild rebuilds on changed flags: the next build of the stage is
+	# checked again.
+}

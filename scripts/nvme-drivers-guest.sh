@@ -17,7 +17,8 @@
 
 CPUS=$(nproc)
 # The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
-# may use all of its 64 MiB. Reads only: null-co drops writes.
+# may use all of its 64 MiB. null-co drops writes: the write workload
+# measures the drivers and the controller's model, never verify data.
 COMMON="--direct=1 --ioengine=libaio --time_based --runtime=$SECS --norandommap --randrepeat=0 --size=64M --output-format=json"
 # name: fio arguments.
 declare -A WL=(
@@ -29,6 +30,9 @@ declare -A WL=(
 	# together (the last one marked), so a driver can ring once for them.
 	[randread-qd32-batch16]="--rw=randread --bs=4k --iodepth=32 --numjobs=1 --iodepth_batch_submit=16"
 	[seqread-128k]="--rw=read --bs=128k --iodepth=8 --numjobs=1"
+	# Writes into the controller's volatile write cache, which both drivers
+	# leave on (stage 20): no flush, fio sends none.
+	[randwrite-qd32]="--rw=randwrite --bs=4k --iodepth=32 --numjobs=1"
 )
 
 die() {
