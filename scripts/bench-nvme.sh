@@ -84,7 +84,7 @@ trap 'kill "$LOADER" 2>/dev/null || true' EXIT
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 t0=$(date +%s)
 "$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
-	--exec "bash $REPO/scripts/bench-nvme-guest.sh $KO $(current_kdir) $ROUNDS $SECS ${BENCH_NVME_PARAMS:--} $NOCHECKS_KO" >"$RAW" 2>&1 || true
+	--exec "bash $REPO/scripts/bench-nvme-guest.sh $KO $(current_kdir fast) $ROUNDS $SECS ${BENCH_NVME_PARAMS:--} $NOCHECKS_KO" >"$RAW" 2>&1 || true
 wall=$(($(date +%s) - t0))
 kill "$LOADER" 2>/dev/null || true
 grep -E '^RKW-(INFO|ERROR|DMESG|TAINT|OACS)|^RKW:vm-timeout' "$RAW" >&2 || true

@@ -8,7 +8,7 @@
 #   against diod and QEMU's 9p; stage 35's r9p (the file reactor) against
 #   stage 31's (synchronous reads), serving the ext4 on rnvme.
 # BENCH_ONLY=PART[,PART]: only those parts (boot, build, decode, echo, nvme,
-# nvme-profile, 9p-servers, 9p-reactor), e.g. `BENCH_ONLY=9p-reactor make bench`.
+# nvme-profile, nvme-insns, 9p-servers, 9p-reactor), e.g. `BENCH_ONLY=9p-reactor make bench`.
 # Results go to build/bench/results.txt as "name value unit" lines.
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
@@ -76,6 +76,12 @@ if part nvme-profile; then
 	else
 		say "no perf on this machine (apt install linux-perf, or make setup): the NVMe profile is left out"
 	fi
+fi
+
+if part nvme-insns; then
+	say "NVMe instructions: QEMU counts the guest's instructions per I/O, rnvme's and C's, by function (rewrites book/src/benchmarks.md)"
+	"$REPO/scripts/insns-nvme.sh" 10 >"$OUT/nvme-insns.txt" 2>>"$OUT/bench.log" ||
+		say "the NVMe instruction count failed (see ${OUT#"$REPO"/}/bench.log and nvme-insns-raw.txt)"
 fi
 
 if part 9p-servers; then

@@ -217,6 +217,9 @@ with open(sys.argv[1], "r+b") as f:
 	*) die "tests/$STAGE/stage.env: unknown device '$dev'" ;;
 	esac
 done
+# RKW_VM_QEMU_OPTS: more options for QEMU, for a measurement (a TCG
+# plugin, a trace); nothing the tests use.
+[ -z "${RKW_VM_QEMU_OPTS:-}" ] || QEMU_OPTS+=("$RKW_VM_QEMU_OPTS")
 for o in "${QEMU_OPTS[@]}"; do VNG+=("--qemu-opts=$o"); done
 
 # Tell the guest where QEMU's NVMe trace is, so tests can check it live.

@@ -31,6 +31,7 @@ TASKS = {
     "book-lint": ("booklint", True),
     "qmp-agent": ("qmpagent", False),
     "profile-nvme-report": ("nvmeprofile", False),
+    "insns-nvme-report": ("nvmeinsns", False),
 }
 
 

@@ -4,6 +4,7 @@ perf's shares, the kinds of code, Rust names, and the page's markers."""
 import pytest
 
 from rkw import nvmeprofile as p
+from rkw import pagesection
 
 RAW = """\
 RKW-INFO kernel 7.3.4, 2 vCPUs, perf 6.1.187
@@ -69,10 +70,10 @@ def test_report_and_page(parsed, tmp_path):
     assert "`rnvme::dma_map::Mapping::map`" in text
     page = tmp_path / "benchmarks.md"
     page.write_text(f"before\n{p.BEGIN}\nold\n{p.END}\nafter\n")
-    p.write_page(str(tmp_path), text)
+    pagesection.replace(str(tmp_path), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
     out = page.read_text()
     assert out.startswith("before\n") and out.endswith(f"{p.END}\nafter\n")
     assert "old" not in out and "abc1234" in out
     page.write_text("no markers\n")
     with pytest.raises(SystemExit):
-        p.write_page(str(tmp_path), text)
+        pagesection.replace(str(tmp_path), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)

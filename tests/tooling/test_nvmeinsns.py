@@ -1,0 +1,88 @@
+"""rkw.nvmeinsns (scripts/insns-nvme.sh's report): instructions per I/O
+from the TCG plugin's dumps, charged to functions, from made-up dumps."""
+
+import pytest
+
+from rkw import nvmeinsns as n
+from rkw import pagesection
+
+RAW = """RKW-INFO kernel 7.3.4, 2 vCPUs
+RKW-INSNS randread-qd32 ours 100 0
+RKW-INSNS randread-qd32 c 200 1
+RKW-KSYM ffffffffa0000000 t rnvme_fn\t[rnvme]
+RKW-KSYM ffffffffa0001000 t nvme_poll_cq\t[nvme]
+RKW-KSYM ffffffffa0002000 T _RNvCs1jJRYLZDCDI_5rnvme4main\t[rnvme]
+RKW-KSYM ffffffff81001000 T __x64_sys_sethostname
+RKW-GUEST-DONE
+"""
+# System.map as built: the kernel's symbols 0x1000 lower than the guest saw
+# them (as if the kernel had been moved).
+SYSTEM_MAP = """ffffffff81000000 T _stext
+ffffffff81000000 T __x64_sys_sethostname
+ffffffff81000100 T memcpy_orig
+ffffffff81000200 T blk_mq_end_request
+ffffffff81000300 T default_idle
+"""
+
+
+@pytest.fixture
+def setup(tmp_path):
+    raw = tmp_path / "raw.txt"
+    raw.write_text(RAW)
+    sm = tmp_path / "System.map"
+    sm.write_text(SYSTEM_MAP)
+    counts = tmp_path / "insns"
+    counts.mkdir()
+    # rnvme: 100 I/Os; its module 2000 + 1000 instructions, memcpy 500,
+    # the block layer 300, user 700, idle 100.
+    (counts / "insns-0.txt").write_text("ffffffffa0000010 20 100\nffffffffa0002004 10 100\n"
+                                        "ffffffff81001110 5 100\nffffffff81001200 3 100\n"
+                                        "401000 7 100\nffffffff81001300 1 100\n")
+    # C: 200 I/Os; its module 1000, the block layer 400 (2 per I/O), user 1200.
+    (counts / "insns-1.txt").write_text("ffffffffa0001000 5 200\nffffffff81001204 2 200\n401000 6 200\n")
+    runs, modsyms, check = n.parse(str(raw))
+    name = n.Namer(n.symbols(str(sm), modsyms, check))
+    return runs, name, str(counts), tmp_path
+
+
+def test_parse_and_name(setup):
+    runs, name, _, _ = setup
+    assert runs[("randread-qd32", "ours")] == {"ios": 100, "dump": 0}
+    assert name(0x401000) == "[user]"
+    assert name(0xffffffffa0000010) == "rnvme_fn [rnvme]"
+    # System.map's addresses moved by the guest's sethostname (0x1000).
+    assert name(0xffffffff81001110) == "memcpy_orig"
+    assert name(0xffffffff81001204) == "blk_mq_end_request"
+
+
+def test_per_io_and_kinds(setup):
+    runs, name, counts, _ = setup
+    a = n.per_io(f"{counts}/insns-0.txt", 100, name)
+    assert a["rnvme_fn [rnvme]"] == 20 and a["memcpy_orig"] == 5 and a["[user]"] == 7
+    assert n.kind_of("rnvme_fn [rnvme]") == "driver" and n.kind_of("nvme_poll_cq [nvme]") == "driver"
+    assert n.kind_of("memcpy_orig") == "copies" and n.kind_of("default_idle") == "idle"
+    assert n.kind_of("_RNvCs1_6kernel3foo") == "kernel-crate" and n.kind_of("[user]") == "user"
+    assert n.kind_of("blk_mq_end_request") == "kernel"
+
+
+def test_report_and_page(setup):
+    runs, name, counts, tmp = setup
+    text = n.report(runs, counts, name, 4, "abc1234")
+    assert "**4k random, QD32** (100 I/Os for `rnvme`, 200 for C): 46 against 13 instructions per I/O" in text
+    assert "| the driver (rnvme's module; C's `nvme` and `nvme_core`) | 30 | 5 | +25 |" in text
+    assert "| memory copies and fills (`memcpy`, `memset`) | 5 | 0 | +5 |" in text
+    assert "`rnvme_fn` [rnvme] | 20 | 0 | +20 |" in text
+    assert "abc1234" in text
+    page = tmp / "benchmarks.md"
+    page.write_text(f"before\n{n.BEGIN}\nold\n{n.END}\nafter\n")
+    pagesection.replace(str(tmp), n.BEGIN, n.END, "scripts/insns-nvme.sh", text)
+    out = page.read_text()
+    assert out.startswith(f"before\n{n.BEGIN}\n") and out.endswith(f"{n.END}\nafter\n") and "old" not in out
+
+
+def test_main_says_what_is_missing(setup, capsys):
+    _, _, counts, tmp = setup
+    empty = tmp / "empty.txt"
+    empty.write_text("RKW-GUEST-DONE\n")
+    assert n.main([str(empty), "--counts", counts, "--system-map", str(tmp / "System.map")]) == 1
+    assert "no RKW-INSNS line" in capsys.readouterr().err
