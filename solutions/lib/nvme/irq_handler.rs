@@ -13,10 +13,8 @@ use kernel::{
 };
 
 use super::queue::{
-    Batch,
     Pending,
-    QueuePair,
-    BATCH, //
+    QueuePair, //
 };
 
 // ANCHOR: handler
@@ -33,18 +31,11 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // nothing to reap lets the kernel tell a stuck line.
         // The block requests among them (stage 13), each finished with the
         // queue's lock released: finishing one may submit its next piece.
-        // The first few come with the reap, in one lock round trip; the
-        // rest a batch at a time.
-        let mut batch: Batch<P> = core::array::from_fn(|_| None);
-        let (reaped, mut taken) = self.0.reap_batch(&mut batch);
-        while taken > 0 {
-            for (cqe, request) in batch.iter_mut().filter_map(Option::take) {
-                request.finish(&self.0, cqe);
-            }
-            if taken < BATCH {
-                break;
-            }
-            taken = self.0.take_finished(&mut batch);
+        // The first comes with the reap, in one lock round trip.
+        let (reaped, mut next) = self.0.reap_first();
+        while let Some((cqe, request)) = next {
+            request.finish(&self.0, cqe);
+            next = self.0.take_finished();
         }
         if reaped > 0 {
             IrqReturn::Handled

@@ -34,9 +34,12 @@
 //!
 //! The speed stage deepens the I/O queues (up to 1024 entries: the
 //! finished requests are a list, not a bitmap of 64 bits), hands the
-//! handler its finished requests a batch at a time (one lock round trip
-//! for several), and rings doorbells through shadow doorbells
-//! ([`QueuePair::use_shadow`]) when the controller offers them.
+//! handler its first finished request in the reap's lock round trip, and
+//! rings doorbells through shadow doorbells ([`QueuePair::use_shadow`])
+//! when the controller offers them. A request stays in its slot from
+//! `issue` until the handler takes it: a block request's is 128 bytes,
+//! and each move of it is a `memcpy` call (QEMU's instruction count,
+//! `scripts/insns-nvme.sh`, found eight per I/O).
 
 use core::cell::Cell;
 
@@ -118,12 +121,6 @@ pub(crate) const ADMIN_TIMEOUT: Delta = Delta::from_secs(5);
 /// finished list and the slots are sized for (the C driver's default
 /// `io_queue_depth`).
 pub(crate) const MAX_DEPTH: u16 = 1024;
-/// Finished requests the interrupt handler takes per lock round trip
-/// ([`QueuePair::reap_batch`]).
-pub(crate) const BATCH: usize = 8;
-/// What the handler takes from the queue: finished requests with their
-/// completions, `BATCH` at most at a time.
-pub(crate) type Batch<P> = [Option<(Completion, P)>; BATCH];
 // ANCHOR_END: pending
 
 // ANCHOR: slot
@@ -142,12 +139,20 @@ pub(super) enum Slot<P> {
     /// queue is dropped) ends it too.
     Abandoned,
     /// A block request's command, submitted by `issue` (the identifier is
-    /// the request's tag) at the given time; nobody sleeps on it. (`None`:
-    /// not read at submission, see [`QueuePair::stamp_lazily`]; the
-    /// watchdog stamps it when it first sees it.)
-    Request(P, Option<Instant<Monotonic>>),
+    /// the request's tag); nobody sleeps on it. The request stays here
+    /// until the handler takes it: its completion only changes the
+    /// [`Progress`].
+    Request(P, Progress),
+}
+
+/// Where a block request's command is.
+pub(super) enum Progress {
+    /// With the controller since the given time. (`None`: not read at
+    /// submission, see [`QueuePair::stamp_lazily`]; the watchdog stamps it
+    /// when it first sees it.)
+    Issued(Option<Instant<Monotonic>>),
     /// Its completion came; the handler finishes it (`take_finished`).
-    Finished(Completion, P),
+    Done(Completion),
 }
 // ANCHOR_END: slot
 
@@ -239,17 +244,15 @@ impl<P> Rings<P> {
     }
 
     /// Completion `cqe` is a block request's (its slot is
-    /// `Slot::Request`): it becomes `Finished`, for the interrupt handler
-    /// to take (`QueuePair::take_finished`) once the lock is dropped:
-    /// finishing a request may submit again, to this queue.
+    /// `Slot::Request`): it is `Done`, for the interrupt handler to take
+    /// (`QueuePair::take_finished`) once the lock is dropped: finishing a
+    /// request may submit again, to this queue. The request is not moved.
     pub(super) fn finish_later(&mut self, cqe: Completion) {
-        if let Some(slot) = self.slot(cqe.cid) {
-            if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
-                *slot = Slot::Finished(cqe, r);
-                // Within capacity: `cid` was not in the list (its slot was
-                // a `Request`), and the list holds every identifier.
-                let _ = self.finished.push_within_capacity(cqe.cid);
-            }
+        if let Some(Slot::Request(_, progress @ Progress::Issued(_))) = self.slot(cqe.cid) {
+            *progress = Progress::Done(cqe);
+            // Within capacity: `cid` was not in the list (it was issued, not
+            // done), and the list holds every identifier.
+            let _ = self.finished.push_within_capacity(cqe.cid);
         }
     }
 }
@@ -435,14 +438,13 @@ impl<P: Pending> QueuePair<P> {
     }
 
     /// The interrupt handler's reap (the speed stage's): [`QueuePair::reap`],
-    /// and in the same lock round trip the first finished requests, into
-    /// `batch`. Returns how many completions there were, and how many
-    /// requests `batch` got: if it is full, [`QueuePair::take_finished`]
-    /// has more.
-    pub(crate) fn reap_batch(&self, batch: &mut Batch<P>) -> (u32, usize) {
+    /// and in the same lock round trip the first finished request, if any
+    /// ([`QueuePair::take_finished`] has the others). Returns how many
+    /// completions there were, and that request.
+    pub(crate) fn reap_first(&self) -> (u32, Option<(Completion, P)>) {
         let mut rings = self.rings.lock();
         let n = self.reap_and_wake(&mut rings);
-        (n, Self::take_locked(&mut rings, batch))
+        (n, Self::take_locked(&mut rings))
     }
     // ANCHOR_END: reap
 
@@ -587,7 +589,7 @@ impl<P: Pending> QueuePair<P> {
         // handler takes the lock first, which we hold until the slot says
         // whose it is.
         if let Some(slot) = rings.slot(tag) {
-            *slot = Slot::Request(request, since);
+            *slot = Slot::Request(request, Progress::Issued(since));
         }
         Ok(())
     }
@@ -614,31 +616,28 @@ impl<P: Pending> QueuePair<P> {
         rings.unrung = false;
     }
 
-    /// Takes block requests whose completion the handler reaped, as many
-    /// as `batch` holds; returns how many it got.
-    pub(crate) fn take_finished(&self, batch: &mut Batch<P>) -> usize {
-        Self::take_locked(&mut self.rings.lock(), batch)
+    /// Takes a block request whose completion the handler reaped, if there
+    /// is one, with its completion: its identifier is free again.
+    pub(crate) fn take_finished(&self) -> Option<(Completion, P)> {
+        Self::take_locked(&mut self.rings.lock())
     }
 
-    /// `take_finished`, with the lock held.
-    fn take_locked(rings: &mut Rings<P>, batch: &mut Batch<P>) -> usize {
-        let mut n = 0;
-        while n < batch.len() {
-            let Some(cid) = rings.finished.pop() else {
-                break;
-            };
+    /// `take_finished`, with the lock held. The request moves once, out of
+    /// its slot (a lock round trip per request costs fewer instructions
+    /// than moving it through a batch).
+    fn take_locked(rings: &mut Rings<P>) -> Option<(Completion, P)> {
+        while let Some(cid) = rings.finished.pop() {
             let Some(slot) = rings.slot(cid) else {
                 continue;
             };
-            match core::mem::replace(slot, Slot::Free) {
-                Slot::Finished(cqe, r) => {
-                    batch[n] = Some((cqe, r));
-                    n += 1;
-                }
-                other => *slot = other,
+            if !matches!(slot, Slot::Request(_, Progress::Done(_))) {
+                continue;
+            }
+            if let Slot::Request(r, Progress::Done(cqe)) = core::mem::replace(slot, Slot::Free) {
+                return Some((cqe, r));
             }
         }
-        n
+        None
     }
     // ANCHOR_END: issue
 
@@ -650,7 +649,7 @@ impl<P: Pending> QueuePair<P> {
         let now = Instant::now();
         let mut oldest: Option<(u16, Delta)> = None;
         for (cid, slot) in rings.slots.iter_mut().enumerate() {
-            if let Slot::Request(_, since) = slot {
+            if let Slot::Request(_, Progress::Issued(since)) = slot {
                 let age = now - *since.get_or_insert(now);
                 if oldest.is_none_or(|(_, a)| age > a) {
                     oldest = Some((u16::try_from(cid).ok()?, age));
@@ -682,7 +681,8 @@ impl<P: Pending> QueuePair<P> {
                     woken = true;
                 }
                 Slot::Abandoned => *slot = Slot::Free,
-                Slot::Request(..) if found.is_none() => {
+                // A `Done` one is the handler's to take and end.
+                Slot::Request(_, Progress::Issued(_)) if found.is_none() => {
                     if let Slot::Request(r, _) = core::mem::replace(slot, Slot::Free) {
                         found = Some((cqe, r));
                     }
