@@ -140,6 +140,22 @@ nvme_bench_module() {
 	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
 }
 
+# nvme_measure_vm NAME GUEST [ARGS...]: the VM of a measurement that puts
+# rnvme and C on one controller in turn (profile-nvme.sh, insns-nvme.sh):
+# scripts/GUEST runs there with ARGS, its output in
+# build/bench/nvme-NAME-raw.txt (RAW); dies if the guest did not finish.
+nvme_measure_vm() {
+	local name=$1 guest=$2
+	shift 2
+	RAW="$REPO/build/bench/nvme-$name-raw.txt"
+	export RKW_VM_QMP=yes RKW_VM_CPUS=2 RKW_VM_LOG="$REPO/build/bench/nvme-$name-vm"
+	"$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
+		--exec "bash $REPO/scripts/$guest $*" >"$RAW" 2>&1 || true
+	rm -f "$RKW_VM_LOG.nvme-trace"
+	grep -E '^RKW-(INFO|ERROR|DMESG)|^RKW:vm-timeout|tcg-insns' "$RAW" >&2 || true
+	grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish (see ${RAW#"$REPO"/})"
+}
+
 # nvme_bench_nochecks NAME: after nvme_bench_module, the same module built
 # without Rust's overflow checks (the kernel's Makefile puts KRUSTFLAGS
 # after its own -Coverflow-checks=y, so the last one wins), copied to

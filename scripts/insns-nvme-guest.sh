@@ -22,15 +22,7 @@ case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift
 # COMMON, WL (the workloads), die, and the switching of the controller
 # between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
-for w in "$@"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
-# shellcheck disable=SC2086
-nvme_drivers_load "$KO" "$KDIR" $PARAMS
-# QEMU's doorbell trace off (over QMP, if the VM has it): its lines are
-# written by QEMU, not the guest, but they slow the device model.
-if [ -n "${RKW_QMP_DIR:-}" ] && . "$(dirname "$0")/../tests/qmp.sh"; then
-	qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
-		echo "RKW-INFO QEMU's trace stays on"
-fi
+nvme_measure_start "$KO" "$KDIR" "$PARAMS" "$@"
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, rnvme's parameters: ${PARAMS:-none}"
 
 n=0

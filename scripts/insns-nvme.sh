@@ -53,18 +53,13 @@ RESET=$(addr_of __x64_sys_sethostname) DUMP=$(addr_of __x64_sys_setdomainname)
 COUNTS="$OUT/insns"
 rm -rf "$COUNTS" && mkdir -p "$COUNTS"
 
-RAW="$OUT/nvme-insns-raw.txt"
 n=$(wc -w <<<"$WORKLOADS")
 # Counting slows the guest down (about 1.5 times): a longer limit.
 export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((n * 2 * (2 * SECS + 60) + 300))}
-export RKW_VM_QMP=yes RKW_VM_CPUS=2 RKW_VM_LOG="$OUT/nvme-insns-vm"
 export RKW_VM_QEMU_OPTS="-plugin $PLUGIN,reset=$RESET,dump=$DUMP,dir=$COUNTS"
 # shellcheck disable=SC2086
-"$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
-	--exec "bash $REPO/scripts/insns-nvme-guest.sh $KO $KDIR $SECS ${BENCH_NVME_PARAMS:+params=$BENCH_NVME_PARAMS} $WORKLOADS" >"$RAW" 2>&1 || true
-rm -f "$RKW_VM_LOG.nvme-trace"
-grep -E '^RKW-(INFO|ERROR|DMESG)|^RKW:vm-timeout|tcg-insns' "$RAW" >&2 || true
-grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish (see ${RAW#"$REPO"/})"
+nvme_measure_vm insns insns-nvme-guest.sh "$KO" "$KDIR" "$SECS" \
+	${BENCH_NVME_PARAMS:+params=$BENCH_NVME_PARAMS} $WORKLOADS
 page=()
 [ "$PAGE_DIR" = no ] || page=(--page "$PAGE_DIR")
 python3 "$REPO/scripts/insns-nvme-report.py" "$RAW" --counts "$COUNTS" --system-map "$KDIR/System.map" \

@@ -1,11 +1,14 @@
-# Sourced in the VM by scripts/bench-nvme-guest.sh and
-# scripts/profile-nvme-guest.sh: rnvme and the kernel's C nvme driver
-# taking turns on the one QEMU NVMe controller (switched through sysfs:
-# driver_override, bind, unbind), and the fio workloads both measure.
+# Sourced in the VM by scripts/bench-nvme-guest.sh,
+# scripts/profile-nvme-guest.sh and scripts/insns-nvme-guest.sh: rnvme and
+# the kernel's C nvme driver taking turns on the one QEMU NVMe controller
+# (switched through sysfs: driver_override, bind, unbind), and the fio
+# workloads they measure.
 #
 #   nvme_drivers_load KO KDIR [PARAMS...]   rnvme (with PARAMS) and nvme loaded,
 #                                           the controller bound to neither;
 #                                           sets BDF and DEVDIR
+#   nvme_measure_start KO KDIR PARAMS WL... the same, the workloads checked
+#                                           and QEMU's NVMe trace off
 #   drv_of WHO, disk_of WHO                 WHO's driver, and its disk if it is there
 #                                           (WHO: ours, bounce (rnvme too) or c)
 #   bind WHO, unbind WHO                    the controller to WHO's driver and back;
@@ -16,6 +19,7 @@
 # shellcheck shell=bash
 
 CPUS=$(nproc)
+NVME_GUEST_DIR=$(dirname "${BASH_SOURCE[0]}")
 # The namespace is QEMU's null-co driver (reads give zeroes, no image): fio
 # may use all of its 64 MiB. null-co drops writes: the write workload
 # measures the drivers and the controller's model, never verify data.
@@ -60,6 +64,24 @@ nvme_drivers_load() {
 		insmod "$kdir/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
 	fi
 	[ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
+}
+
+# nvme_measure_start KO KDIR PARAMS WORKLOAD...: where the profile's and
+# the instruction count's guests start: every WORKLOAD known, both drivers
+# loaded (rnvme with PARAMS, words), and QEMU's NVMe trace off over QMP
+# if the VM has it (a line written per doorbell slows the device model,
+# most for the driver that rings more).
+nvme_measure_start() {
+	local ko=$1 kdir=$2 params=$3 w
+	shift 3
+	for w in "$@"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
+	# shellcheck disable=SC2086
+	nvme_drivers_load "$ko" "$kdir" $params
+	# shellcheck source=../tests/qmp.sh
+	if [ -n "${RKW_QMP_DIR:-}" ] && . "$NVME_GUEST_DIR/../tests/qmp.sh"; then
+		qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
+			echo "RKW-INFO QEMU's trace stays on"
+	fi
 }
 
 drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }

@@ -27,16 +27,8 @@ case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift
 # COMMON, WL (the workloads), die, and the switching of the controller
 # between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
-for w in "$@"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
 command -v perf >/dev/null || die "no perf in the VM (the host's /usr/bin/perf: apt install linux-perf)"
-# shellcheck disable=SC2086
-nvme_drivers_load "$KO" "$KDIR" $PARAMS
-# QEMU's doorbell trace off (over QMP, if the VM has it): a trace line per
-# doorbell would be charged to the driver that rings more.
-if [ -n "${RKW_QMP_DIR:-}" ] && . "$(dirname "$0")/../tests/qmp.sh"; then
-	qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
-		echo "RKW-INFO QEMU's trace stays on"
-fi
+nvme_measure_start "$KO" "$KDIR" "$PARAMS" "$@"
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, perf $(perf version 2>/dev/null | awk '{ print $3 }'), rnvme's parameters: ${PARAMS:-none}"
 
 for who in ours c; do

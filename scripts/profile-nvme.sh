@@ -29,16 +29,11 @@ export RKW_FLAVOUR=fast
 "$REPO/scripts/ensure-setup.sh" >/dev/null
 OUT="$REPO/build/bench"
 nvme_bench_module "rnvme-profile"
-RAW="$OUT/nvme-profile-raw.txt"
 n=$(wc -w <<<"$WORKLOADS")
 export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((n * 2 * (SECS + 60) + 300))}
-export RKW_VM_QMP=yes RKW_VM_CPUS=2 RKW_VM_LOG="$OUT/nvme-profile-vm"
 # shellcheck disable=SC2086
-"$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-bench,max_ioqpairs=2,latency_ms=0" \
-	--exec "bash $REPO/scripts/profile-nvme-guest.sh $KO $(current_kdir fast) $SECS ${BENCH_NVME_PARAMS:+params=$BENCH_NVME_PARAMS} $WORKLOADS" >"$RAW" 2>&1 || true
-rm -f "$RKW_VM_LOG.nvme-trace"
-grep -E '^RKW-(INFO|ERROR|DMESG)|^RKW:vm-timeout' "$RAW" >&2 || true
-grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the profile (see ${RAW#"$REPO"/})"
+nvme_measure_vm profile profile-nvme-guest.sh "$KO" "$(current_kdir fast)" "$SECS" \
+	${BENCH_NVME_PARAMS:+params=$BENCH_NVME_PARAMS} $WORKLOADS
 page=()
 [ "$PAGE_DIR" = no ] || page=(--page "$PAGE_DIR")
 python3 "$REPO/scripts/profile-nvme-report.py" "$RAW" --commit "$commit" "${page[@]}" | tee "$OUT/nvme-profile.md"
