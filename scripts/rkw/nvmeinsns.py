@@ -200,5 +200,5 @@ def main(argv):
         return 1
     print(text)
     if args.page:
-        pagesection.replace(args.page, BEGIN, END, "scripts/insns-nvme.sh", text)
+        pagesection.replace(os.path.join(args.page, "benchmarks.md"), BEGIN, END, "scripts/insns-nvme.sh", text)
     return 0

@@ -14,6 +14,7 @@ most. `--page DIR` also writes it into DIR/benchmarks.md, between the
 """
 
 import argparse
+import os
 import re
 import sys
 
@@ -158,5 +159,5 @@ def main(argv):
     text = report(runs, syms, args.top, args.commit)
     print(text)
     if args.page:
-        pagesection.replace(args.page, BEGIN, END, "scripts/profile-nvme.sh", text)
+        pagesection.replace(os.path.join(args.page, "benchmarks.md"), BEGIN, END, "scripts/profile-nvme.sh", text)
     return 0

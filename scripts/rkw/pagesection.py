@@ -1,15 +1,13 @@
-"""One generated part of the book's benchmark page: the text between its two
-marker comments in DIR/benchmarks.md, replaced (the reports of
-scripts/profile-nvme.sh and scripts/insns-nvme.sh)."""
+"""One generated part of the book's benchmark page (book/src/benchmarks.md):
+the text between its two marker comments, replaced (the reports of
+scripts/profile-nvme.sh, scripts/insns-nvme.sh and
+scripts/bench-9p-reactor.sh)."""
 
-import os
 
-
-def replace(page_dir, begin, end, script, text):
-    """Replace what DIR/benchmarks.md has between `begin` and `end` with
+def replace(path, begin, end, script, text):
+    """Replace what the page at `path` has between `begin` and `end` with
     `text` (and a line saying `script` writes it); the page must have both
-    markers, in that order. Returns the page's path."""
-    path = os.path.join(page_dir, "benchmarks.md")
+    markers, in that order."""
     with open(path, encoding="utf-8") as f:
         page = f.read()
     at, to = page.find(begin), page.find(end)
@@ -18,4 +16,3 @@ def replace(page_dir, begin, end, script, text):
     note = f"<!-- Do not edit: {script} rewrites this part. -->\n\n"
     with open(path, "w", encoding="utf-8") as f:
         f.write(page[:at] + begin + "\n" + note + text + "\n" + page[to:])
-    return path

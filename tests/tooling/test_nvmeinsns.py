@@ -75,7 +75,7 @@ def test_report_and_page(setup):
     assert "abc1234" in text
     page = tmp / "benchmarks.md"
     page.write_text(f"before\n{n.BEGIN}\nold\n{n.END}\nafter\n")
-    pagesection.replace(str(tmp), n.BEGIN, n.END, "scripts/insns-nvme.sh", text)
+    pagesection.replace(str(page), n.BEGIN, n.END, "scripts/insns-nvme.sh", text)
     out = page.read_text()
     assert out.startswith(f"before\n{n.BEGIN}\n") and out.endswith(f"{n.END}\nafter\n") and "old" not in out
 

@@ -70,10 +70,10 @@ def test_report_and_page(parsed, tmp_path):
     assert "`rnvme::dma_map::Mapping::map`" in text
     page = tmp_path / "benchmarks.md"
     page.write_text(f"before\n{p.BEGIN}\nold\n{p.END}\nafter\n")
-    pagesection.replace(str(tmp_path), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
+    pagesection.replace(str(page), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
     out = page.read_text()
     assert out.startswith("before\n") and out.endswith(f"{p.END}\nafter\n")
     assert "old" not in out and "abc1234" in out
     page.write_text("no markers\n")
     with pytest.raises(SystemExit):
-        pagesection.replace(str(tmp_path), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
+        pagesection.replace(str(page), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
