@@ -16,6 +16,8 @@ most. `--page DIR` also writes it into DIR/benchmarks.md, between the
 import argparse
 import os
 import re
+import shutil
+import subprocess
 import sys
 
 from rkw import pagesection
@@ -92,6 +94,21 @@ def rust_name(sym):
     return "::".join(seen[:5]) or sym
 
 
+def demangled(names):
+    """Readable names for Rust symbols: c++filt (binutils) knows Rust's v0
+    mangling; the crate hashes ([f5b2...]) are left out. Without c++filt,
+    rust_name's rough reading."""
+    rust = sorted({n.split(" ")[0] for n in names if n.startswith("_R")})
+    out = {}
+    if rust and shutil.which("c++filt"):
+        r = subprocess.run(["c++filt"], input="\n".join(rust), capture_output=True, text=True)
+        for m, d in zip(rust, r.stdout.splitlines()):
+            if d != m:  # c++filt gives back what it cannot read
+                out[m] = re.sub(r"\[[0-9a-f]+\]", "", d)
+    return {n: out.get(n.split(" ")[0]) or (rust_name(n.split(" ")[0]) if n.startswith("_R") else n.split(" ")[0])
+            for n in names}
+
+
 def parse(path):
     runs, syms = {}, {}
     with open(path, encoding="utf-8", errors="replace") as f:
@@ -132,13 +149,15 @@ def report(runs, syms, top, commit):
             out.append(f"| {what} | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
         out.append("")
         keys = set(a) | set(b)
-        rows = sorted(keys, key=lambda key: -abs(a.get(key, 0) - b.get(key, 0)))[:top]
+        # Ties by name: the same input gives the same page.
+        rows = sorted(keys, key=lambda key: (-abs(a.get(key, 0) - b.get(key, 0)), key))[:top]
         out.append(f"The {len(rows)} functions whose time per I/O differs most:\n")
         out.append("| function | rnvme µs/I/O | C µs/I/O | difference |")
         out.append("| --- | ---: | ---: | ---: |")
+        names = demangled([key[0] for key in rows])
         for key in rows:
             x, y = a.get(key, 0), b.get(key, 0)
-            out.append(f"| `{rust_name(key[0])}` | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
+            out.append(f"| `{names[key[0]]}` | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
         out.append("")
     if commit:
         out.append(f"(rnvme: commit {commit}.)\n")

@@ -1,6 +1,8 @@
 """rkw.nvmeprofile, the report of scripts/profile-nvme.sh: µs per I/O from
 perf's shares, the kinds of code, Rust names, and the page's markers."""
 
+import shutil
+
 import pytest
 
 from rkw import nvmeprofile as p
@@ -77,3 +79,22 @@ def test_report_and_page(parsed, tmp_path):
     page.write_text("no markers\n")
     with pytest.raises(SystemExit):
         pagesection.replace(str(page), p.BEGIN, p.END, "scripts/profile-nvme.sh", text)
+
+
+@pytest.mark.skipif(not shutil.which("c++filt"), reason="no c++filt (binutils)")
+def test_demangled_reads_rust_v0_and_falls_back():
+    sym = ("_RNvMs0_NtNtCs1jJRYLZDCDI_5rnvme4nvme5queueINtB5_9QueuePairINtNtB9_4disk8InFlight"
+           "NtNtB9_5speed9SpeedDiskEE13issue_batchedB9_")
+    names = p.demangled([sym, "nvme_poll_cq [nvme]", "_RNvMs_NtCs1jJRYLZDCDI_5rnvme7dma_mapNtB5_7Mapping3map"])
+    assert names[sym] == "<rnvme::nvme::queue::QueuePair<rnvme::disk::InFlight<rnvme::speed::SpeedDisk>>>::issue_batched"
+    assert names["nvme_poll_cq [nvme]"] == "nvme_poll_cq"
+    # Cut short, c++filt cannot read it: the rough reading.
+    assert names["_RNvMs_NtCs1jJRYLZDCDI_5rnvme7dma_mapNtB5_7Mapping3map"] == "rnvme::dma_map::Mapping::map"
+
+
+def test_ties_in_the_function_table_are_ordered_by_name():
+    runs = {("randread-qd1", w): {"ios": 1000, "ms": 1000, "cpus": 1} for w in ("ours", "c")}
+    syms = {("randread-qd1", "ours"): {("zeta_fn", "k"): 1.0, ("alpha_fn", "k"): 1.0, ("mid_fn", "k"): 1.0},
+            ("randread-qd1", "c"): {}}
+    text = p.report(runs, syms, 12, "")
+    assert text.index("`alpha_fn`") < text.index("`mid_fn`") < text.index("`zeta_fn`")
