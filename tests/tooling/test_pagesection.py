@@ -1,0 +1,42 @@
+"""rkw.pagesection: one generated part of the benchmark page, replaced
+between its markers (or, with append, added)."""
+
+import pytest
+
+from rkw import pagesection
+
+B, E = "<!-- part: generated -->", "<!-- end of part -->"
+NOTE = "<!-- Do not edit: s.sh rewrites this part. -->"
+
+
+def test_replaces_between_the_markers(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text(f"# P\n\n{B}\nold\n{E}\n\n## Next\n")
+    pagesection.replace(str(page), B, E, "s.sh", "new\n")
+    assert page.read_text() == f"# P\n\n{B}\n{NOTE}\n\nnew\n\n{E}\n\n## Next\n"
+
+
+def test_without_markers_it_fails_unless_appending(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text("# P\n\nintro\n")
+    with pytest.raises(SystemExit):
+        pagesection.replace(str(page), B, E, "s.sh", "new\n")
+    assert page.read_text() == "# P\n\nintro\n"
+    pagesection.replace(str(page), B, E, "s.sh", "new\n", append=True)
+    assert page.read_text() == f"# P\n\nintro\n\n{B}\n{NOTE}\n\nnew\n\n{E}\n"
+
+
+def test_append_creates_the_page_and_heals_a_lost_end(tmp_path):
+    page = tmp_path / "p.md"
+    pagesection.replace(str(page), B, E, "s.sh", "new\n", append=True)
+    assert page.read_text() == f"{B}\n{NOTE}\n\nnew\n\n{E}\n"
+    page.write_text(f"# P\n\n{B}\nold, its end marker lost\n\n## Next\n\nx\n")
+    pagesection.replace(str(page), B, E, "s.sh", "new\n", append=True)
+    assert page.read_text() == f"# P\n\n{B}\n{NOTE}\n\nnew\n\n{E}\n\n## Next\n\nx\n"
+
+
+def test_an_end_before_the_begin_is_not_the_end(tmp_path):
+    page = tmp_path / "p.md"
+    page.write_text(f"{E}\n{B}\nold\n")
+    with pytest.raises(SystemExit):
+        pagesection.replace(str(page), B, E, "s.sh", "new\n")
