@@ -120,7 +120,7 @@ boot_excerpt() {
 		return
 	fi
 	echo "its boot: ${out#"$REPO"/}"
-	grep -E 'RKW:vm-timeout|RKW:retry|RKW:gave-up|# SKIP kernel tainted|^# kernel tainted|Kernel panic|BUG:|Oops' "$out" | head -8
+	grep -E 'RKW:vm-timeout|RKW:boot-hung|RKW:retry|RKW:gave-up|# SKIP kernel tainted|^# kernel tainted|Kernel panic|BUG:|Oops' "$out" | head -8
 	echo "its last lines:"
 	tail -20 "$out"
 }
@@ -441,9 +441,29 @@ run_boots() {
 		# Which runs this boot had (boot_out: a failure's excerpt comes
 		# from its boot's file).
 		echo "$out ${pending[*]}" >>"$LOGS/boots"
+		# In a process group of its own (setsid), so that a boot that hangs
+		# can be stopped whole: vm.sh, virtme-ng and QEMU.
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
-			RKW_VM_LOG="$LOGS/$name" "$VM_SH" --devices "$devices" \
-			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1
+			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
+			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
+		local vm=$! hung=""
+		# The guest's first line (guest-run.sh's "KTAP version 1") comes
+		# within a minute or two of the boot, on a busy machine. A boot
+		# silent for BOOT_LIMIT s never reached it (seen once: a debug boot
+		# that printed nothing for 20 minutes, which the budget would have
+		# let run for an hour): it is stopped, and booted once more.
+		while kill -0 "$vm" 2>/dev/null; do
+			if [ $((SECONDS - t0)) -ge "${RKW_BOOT_LIMIT:-600}" ] && ! grep -q '^KTAP version 1' "$out"; then
+				hung=1
+				kill -TERM -- "-$vm" 2>/dev/null
+				sleep 5
+				kill -KILL -- "-$vm" 2>/dev/null
+				break
+			fi
+			sleep 2
+		done
+		wait "$vm" 2>/dev/null
+		[ -z "$hung" ] || echo "# RKW:boot-hung the guest printed nothing in ${RKW_BOOT_LIMIT:-600} s: stopped" >>"$out"
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
 		echo "boot ${BOOT_ID:+$BOOT_ID.}$BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
@@ -472,6 +492,13 @@ run_boots() {
 				continue
 			fi
 			echo "# RKW:gave-up the kernel was tainted at boot twice in a row, before any test ran: not booted again; ${pending[*]} did not run (see the kernel's report above)" | tee -a "$out" >>"$log"
+		elif [ -n "$hung" ]; then
+			if [ -z "$retried" ]; then
+				retried=1
+				echo "# RKW:retry the boot hung before any test ran: a fresh VM runs ${pending[*]}" | tee -a "$out" >>"$log"
+				continue
+			fi
+			echo "# RKW:gave-up the boot hung twice in a row, before any test ran: ${pending[*]} did not run" | tee -a "$out" >>"$log"
 		fi
 		break
 	done

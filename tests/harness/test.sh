@@ -82,6 +82,13 @@ while [ $# -gt 0 ]; do
 done
 runs=${cmd#*tests/guest-run.sh }
 [ "${FAKE_SILENT:-}" = "" ] || exit 1
+# Boots listed in FAKE_HANG print nothing and never end (a child waits).
+if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
+	sleep 300 &
+	echo $! >>"$W/hung-pids"
+	wait
+	exit 0
+fi
 if [ "$FAKE_TAINTED" = all ] || grep -qw "$n" <<<"$FAKE_TAINTED"; then
 	# shellcheck disable=SC2086 # one argument per run
 	cd "$REPO" && PATH="$W/bin:$PATH" RKW_TAINTED_FILE="$W/tainted" RKW_FLAVOUR=harness bash tests/guest-run.sh $runs
@@ -142,6 +149,30 @@ out=$(FAKE_TAINTED="" FAKE_SILENT=1 in_test_sh '
 	echo "boots $(cat "$W/boots-n")"')
 expect "run_boots: a boot that ran nothing for another reason is not booted again" "$out" \
 	'grep -qx "boots 1" <<<"$out"'
+
+rm -f "$W/hung-pids"
+out=$(FAKE_HANG=1 RKW_BOOT_LIMIT=2 in_test_sh '
+	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions
+	echo "boots $(cat "$W/boots-n")"
+	echo "01 $(count 01-hello solutions "$VMLOG")"
+	grep -h "RKW:" "$LOGS"/*.out')
+left=$(while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done <"$W/hung-pids")
+expect "run_boots: a boot silent for RKW_BOOT_LIMIT s is stopped whole and booted once more" "$out
+left: $left" \
+	'grep -qx "boots 2" <<<"$out"' \
+	'grep -qx "01 1 0 0 1" <<<"$out"' \
+	'grep -q "RKW:boot-hung the guest printed nothing in 2 s: stopped" <<<"$out"' \
+	'grep -qx "left: " <<<"$out
+left: $left"'
+
+out=$(FAKE_HANG=all RKW_BOOT_LIMIT=2 in_test_sh '
+	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions
+	echo "boots $(cat "$W/boots-n")"
+	judge 01-hello solutions "$VMLOG"')
+expect "run_boots: a boot that hangs twice in a row is not booted a third time, and says so" "$out" \
+	'grep -qx "boots 2" <<<"$out"' \
+	'grep -q "FAIL.*01-hello: solution passes its test" <<<"$out"' \
+	'grep -q "RKW:gave-up the boot hung twice in a row" <<<"$out"'
 
 # ---- a failure's excerpt: the lines of its own boot --------------------------
 # As in make test: jobs 6 and 8 in one lane (boot numbers 1, 2 and 3); job 6
