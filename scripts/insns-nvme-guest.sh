@@ -17,18 +17,16 @@
 set -uo pipefail
 KO=$1 KDIR=$2 SECS=$3
 shift 3
-PARAMS=""
-case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift ;; esac
 # COMMON, WL (the workloads), die, and the switching of the controller
 # between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
-nvme_measure_start "$KO" "$KDIR" "$PARAMS" "$@"
+nvme_measure_start "$KO" "$KDIR" "$@"
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, rnvme's parameters: ${PARAMS:-none}"
 
 n=0
 for who in ours c; do
 	bind "$who"
-	for w in "$@"; do
+	for w in "${WORKLOADS[@]}"; do
 		hostname rkw-insns-start
 		# shellcheck disable=SC2086
 		fio --name="$w" --filename="$DEV" $COMMON ${WL[$w]} >/tmp/fio.json 2>/tmp/fio.err ||

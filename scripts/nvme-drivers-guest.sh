@@ -7,8 +7,9 @@
 #   nvme_drivers_load KO KDIR [PARAMS...]   rnvme (with PARAMS) and nvme loaded,
 #                                           the controller bound to neither;
 #                                           sets BDF and DEVDIR
-#   nvme_measure_start KO KDIR PARAMS WL... the same, the workloads checked
-#                                           and QEMU's NVMe trace off
+#   nvme_measure_start KO KDIR [params=..] WL...  the same, the workloads
+#                                           checked (PARAMS, WORKLOADS) and
+#                                           QEMU's NVMe trace off
 #   drv_of WHO, disk_of WHO                 WHO's driver, and its disk if it is there
 #                                           (WHO: ours, bounce (rnvme too) or c)
 #   bind WHO, unbind WHO                    the controller to WHO's driver and back;
@@ -66,17 +67,21 @@ nvme_drivers_load() {
 	[ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
 }
 
-# nvme_measure_start KO KDIR PARAMS WORKLOAD...: where the profile's and
-# the instruction count's guests start: every WORKLOAD known, both drivers
-# loaded (rnvme with PARAMS, words), and QEMU's NVMe trace off over QMP
-# if the VM has it (a line written per doorbell slows the device model,
-# most for the driver that rings more).
+# nvme_measure_start KO KDIR [params=P,P...] WORKLOAD...: where the
+# profile's and the instruction count's guests start: sets PARAMS (rnvme's
+# parameters, words) and WORKLOADS (an array), every one known; both
+# drivers loaded, and QEMU's NVMe trace off over QMP if the VM has it (a
+# line written per doorbell slows the device model, most for the driver
+# that rings more).
 nvme_measure_start() {
-	local ko=$1 kdir=$2 params=$3 w
-	shift 3
-	for w in "$@"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
+	local ko=$1 kdir=$2 w
+	shift 2
+	PARAMS=""
+	case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift ;; esac
+	WORKLOADS=("$@")
+	for w in "${WORKLOADS[@]}"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
 	# shellcheck disable=SC2086
-	nvme_drivers_load "$ko" "$kdir" $params
+	nvme_drivers_load "$ko" "$kdir" $PARAMS
 	# shellcheck source=../tests/qmp.sh
 	if [ -n "${RKW_QMP_DIR:-}" ] && . "$NVME_GUEST_DIR/../tests/qmp.sh"; then
 		qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||

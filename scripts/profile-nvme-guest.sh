@@ -22,18 +22,16 @@
 set -uo pipefail
 KO=$1 KDIR=$2 SECS=$3
 shift 3
-PARAMS=""
-case "${1:-}" in params=*) PARAMS=${1#params=} && PARAMS=${PARAMS//,/ } && shift ;; esac
 # COMMON, WL (the workloads), die, and the switching of the controller
 # between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
 command -v perf >/dev/null || die "no perf in the VM (the host's /usr/bin/perf: apt install linux-perf)"
-nvme_measure_start "$KO" "$KDIR" "$PARAMS" "$@"
+nvme_measure_start "$KO" "$KDIR" "$@"
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, perf $(perf version 2>/dev/null | awk '{ print $3 }'), rnvme's parameters: ${PARAMS:-none}"
 
 for who in ours c; do
 	bind "$who"
-	for w in "$@"; do
+	for w in "${WORKLOADS[@]}"; do
 		data=/tmp/perf-$who-$w.data
 		t0=$(date +%s%N)
 		# shellcheck disable=SC2086
