@@ -442,7 +442,9 @@ run_boots() {
 		# from its boot's file).
 		echo "$out ${pending[*]}" >>"$LOGS/boots"
 		# In a process group of its own (setsid), so that a boot that hangs
-		# can be stopped whole: vm.sh, virtme-ng and QEMU.
+		# can be stopped whole: vm.sh, virtme-ng and QEMU. (This script has
+		# no job control, so the background child is no group leader and
+		# setsid does not fork: $! is vm.sh, and the group's id.)
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
 			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
