@@ -32,7 +32,7 @@ for who in ours c; do
 		fio --name="$w" --filename="$DEV" $COMMON ${WL[$w]} >/tmp/fio.json 2>/tmp/fio.err ||
 			die "fio $w on $who ($DEV) failed: $(tail -5 /tmp/fio.err)"
 		domainname rkw-insns-dump
-		ios=$(python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t["read"]["total_ios"] + t["write"]["total_ios"] for t in j["jobs"]))' /tmp/fio.json)
+		ios=$(fio_ios /tmp/fio.json)
 		echo "RKW-INSNS $w $who $ios $n"
 		n=$((n + 1))
 	done

@@ -14,6 +14,7 @@
 #                                           (WHO: ours, bounce (rnvme too) or c)
 #   bind WHO, unbind WHO                    the controller to WHO's driver and back;
 #                                           bind sets DEV, the disk, and BIND_MS
+#   fio_ios JSON                            the I/Os of a fio run, read and written
 #
 # It sets COMMON (fio's arguments for every workload, with SECS seconds)
 # and WL (workload name: its fio arguments), and defines die.
@@ -39,6 +40,12 @@ declare -A WL=(
 	# leave on (stage 20): no flush, fio sends none.
 	[randwrite-qd32]="--rw=randwrite --bs=4k --iodepth=32 --numjobs=1"
 )
+
+# fio_ios JSON: the I/Os fio's JSON output says its jobs did, reads and
+# writes.
+fio_ios() {
+	python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t["read"]["total_ios"] + t["write"]["total_ios"] for t in j["jobs"]))' "$1"
+}
 
 die() {
 	echo "RKW-ERROR $*"

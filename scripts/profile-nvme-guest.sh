@@ -39,7 +39,7 @@ for who in ours c; do
 			fio --name="$w" --filename="$DEV" $COMMON ${WL[$w]} >/tmp/fio.json 2>/tmp/fio.err ||
 			die "fio $w on $who ($DEV) failed: $(tail -5 /tmp/fio.err)"
 		ms=$((($(date +%s%N) - t0) / 1000000))
-		ios=$(python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t["read"]["total_ios"] for t in j["jobs"]))' /tmp/fio.json)
+		ios=$(fio_ios /tmp/fio.json)
 		echo "RKW-RUN $w $who $ios $ms $CPUS"
 		# Symbols by share of all samples (idle included): the host turns
 		# them into µs per I/O.
