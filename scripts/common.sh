@@ -134,10 +134,17 @@ nvme_bench_module() {
 		git -C "$REPO" diff --quiet HEAD -- solutions 2>/dev/null ||
 			commit+=", with uncommitted changes under solutions/"
 	fi
-	RKW_FLAVOUR=fast "$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null ||
-		die "solutions/$STAGE does not build"
 	KO="$REPO/build/bench/$1.ko"
-	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$KO"
+	nvme_bench_build "$KO"
+}
+
+# nvme_bench_build KO [KRUSTFLAGS]: nvme_bench_module's STAGE built in its
+# TREE for the fast kernel (with KRUSTFLAGS, appended to the kernel's own
+# Rust flags), its module copied to KO.
+nvme_bench_build() {
+	KRUSTFLAGS=${2:-${KRUSTFLAGS:-}} RKW_FLAVOUR=fast "$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null ||
+		die "solutions/$STAGE does not build${2:+ with $2}"
+	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$1"
 }
 
 # nvme_measure_vm NAME GUEST [ARGS...]: the VM of a measurement that puts
@@ -163,10 +170,8 @@ nvme_measure_vm() {
 # cost the driver's code (and the kernel crate's generic code compiled into
 # it) with no second kernel build; the kernel's built-in Rust keeps them.
 nvme_bench_nochecks() {
-	KRUSTFLAGS=-Coverflow-checks=n RKW_FLAVOUR=fast "$TREE/scripts/build-stage.sh" solutions "$STAGE" --strict >/dev/null ||
-		die "solutions/$STAGE does not build without overflow checks"
 	NOCHECKS_KO="$REPO/build/bench/$1-nochecks.ko"
-	cp "$TREE/build/modules-fast/solutions/$STAGE/rnvme.ko" "$NOCHECKS_KO"
 	# Kbuild rebuilds on changed flags: the next build of the stage is
 	# checked again.
+	nvme_bench_build "$NOCHECKS_KO" -Coverflow-checks=n
 }
