@@ -37,14 +37,15 @@ WHO = ("ours", "c")
 # 13's path); built without Rust's overflow checks.
 BOUNCE = "+bounce"
 NOCHECKS = "+nochecks"
-# who: (suffix of its rows' keys, suffix of their labels, name in result lines)
-VARIANTS = {"bounce": (BOUNCE, ", zero_copy=0", "-zero-copy-0"),
-            "nochecks": (NOCHECKS, ", no overflow checks", "-no-overflow-checks")}
+# who: (suffix of its rows' keys, suffix of their labels, name in result
+# lines, key of its ratio to rnvme as built and loaded by default)
+VARIANTS = {"bounce": (BOUNCE, ", zero_copy=0", "-zero-copy-0", "vs_zero_copy"),
+            "nochecks": (NOCHECKS, ", no overflow checks", "-no-overflow-checks", "vs_checked")}
 
 
 def base_of(key):
     """The workload of a row's key (without a variant's suffix), and the variant."""
-    for who, (suffix, _, _) in VARIANTS.items():
+    for who, (suffix, *_) in VARIANTS.items():
         if key.endswith(suffix):
             return key[:-len(suffix)], who
     return key, "ours"
@@ -242,10 +243,10 @@ def summarise(metrics, paths):
                 row["sgl_share"] = pm[1] / (pm[0] + pm[2])
             if who in VARIANTS:
                 # The variant over rnvme as built and loaded by default, per
-                # round (bounce: vs_zero_copy; nochecks: vs_checked).
+                # round.
                 z = by.get((wl, "ours"), {})
                 r3 = [o[r]["value"] / z[r]["value"] for r in both if r in z]
-                k = "vs_zero_copy" if who == "bounce" else "vs_checked"
+                k = VARIANTS[who][3]
                 if r3:
                     row.update({k: med(r3), k + "_min": min(r3), k + "_max": max(r3)})
             out[key] = row

@@ -448,14 +448,14 @@ run_boots() {
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
 			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
-		local vm=$! hung=""
+		local vm=$! hung="" limit=${RKW_BOOT_LIMIT:-600}
 		# The guest's first line (guest-run.sh's "KTAP version 1") comes
 		# within a minute or two of the boot, on a busy machine. A boot
-		# silent for BOOT_LIMIT s never reached it (seen once: a debug boot
-		# that printed nothing for 20 minutes, which the budget would have
-		# let run for an hour): it is stopped, and booted once more.
+		# silent for RKW_BOOT_LIMIT s never reached it (seen once: a debug
+		# boot that printed nothing for 20 minutes, which the budget would
+		# have let run for an hour): it is stopped, and booted once more.
 		while kill -0 "$vm" 2>/dev/null; do
-			if [ $((SECONDS - t0)) -ge "${RKW_BOOT_LIMIT:-600}" ] && ! grep -q '^KTAP version 1' "$out"; then
+			if [ $((SECONDS - t0)) -ge "$limit" ] && ! grep -q '^KTAP version 1' "$out"; then
 				hung=1
 				kill -TERM -- "-$vm" 2>/dev/null
 				sleep 5
@@ -465,7 +465,7 @@ run_boots() {
 			sleep 2
 		done
 		wait "$vm" 2>/dev/null
-		[ -z "$hung" ] || echo "# RKW:boot-hung the guest printed nothing in ${RKW_BOOT_LIMIT:-600} s: stopped" >>"$out"
+		[ -z "$hung" ] || echo "# RKW:boot-hung the guest printed nothing in $limit s: stopped" >>"$out"
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
 		echo "boot ${BOOT_ID:+$BOOT_ID.}$BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
