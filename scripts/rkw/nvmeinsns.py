@@ -116,6 +116,12 @@ def per_io(dump_path, ios, name):
     return out
 
 
+def run_counts(run, counts, name):
+    """per_io of a run's dump in the folder `counts`; {} if it is not there."""
+    path = os.path.join(counts, f"insns-{run['dump']}.txt")
+    return per_io(path, run["ios"], name) if os.path.exists(path) else {}
+
+
 def grouped(n):
     """12 345: thousands apart, as the book writes them."""
     return f"{n:,.0f}".replace(",", " ")
@@ -126,9 +132,7 @@ def report(runs, counts, name, top, commit):
     for wl, title in WORKLOADS.items():
         if (wl, "ours") not in runs or (wl, "c") not in runs:
             continue
-        a, b = ({} if not os.path.exists(p) else per_io(p, runs[(wl, w)]["ios"], name)
-                for w, p in ((w, os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"))
-                             for w in ("ours", "c")))
+        a, b = (run_counts(runs[(wl, w)], counts, name) for w in ("ours", "c"))
         if not a or not b:
             continue
         ta, tb = sum(a.values()), sum(b.values())
