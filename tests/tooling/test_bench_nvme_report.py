@@ -87,3 +87,31 @@ def test_why_names_the_overflow_checks_and_whether_they_matter():
     s += [sample(r, "randread-qd1", "nochecks", 1100) for r in (1, 2)]
     text = report.why(rows(s), {}, False, None, {}, {"c": []}, {})
     assert "overflow checks" in text and "within the rounds' spread" not in text
+
+
+NOTE = f"<!-- Do not edit: {report.SCRIPT} rewrites this part. -->"
+PART = f"{report.BEGIN}\n{NOTE}\n\nnumbers\n\n{report.END}\n"
+
+
+def test_page_with_markers_keeps_the_rest(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# B\n\nmine\n\n{report.BEGIN}\nold\n{report.END}\n\n## 9P\n\n{report.P9}\n")
+    report.write_page(str(tmp_path), "numbers\n", "21")
+    assert page.read_text() == f"# B\n\nmine\n\n{PART}\n## 9P\n\n{report.P9}\n"
+
+
+def test_no_page_gets_the_intro_and_the_9p_part_place(tmp_path):
+    report.write_page(str(tmp_path), "numbers\n", "21")
+    text = (tmp_path / "benchmarks.md").read_text()
+    assert text.startswith("# Benchmarks\n\n`make bench` measures")
+    assert f"## NVMe: rnvme (stage 21) against the C driver\n\n{PART}\n## 9P servers:" in text
+    assert text.endswith(f"writes its results here.\n\n{report.P9}\n")
+
+
+def test_page_without_markers_keeps_its_9p_part_from_its_heading(tmp_path):
+    page = tmp_path / "benchmarks.md"
+    page.write_text(f"# Old\n\nold intro\n\n## 9P, mine\n\ntext\n\n{report.P9}\n9p numbers\n")
+    report.write_page(str(tmp_path), "numbers\n", "19")
+    text = page.read_text()
+    assert "old intro" not in text and text.startswith("# Benchmarks\n")
+    assert text.endswith(f"(stage 19) against the C driver\n\n{PART}\n## 9P, mine\n\ntext\n\n{report.P9}\n9p numbers\n")
