@@ -39,12 +39,11 @@ import threading
 import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
-from p9raw import (  # noqa: E402  (the client of stages 28 to 30)
+from p9raw import (  # noqa: E402  (the client of stages 28 to 30; the constants are the codec's)
     Conn, s, NOFID, RLERROR, TVERSION, TAUTH, TATTACH, TFLUSH, TWALK, TLOPEN, TREAD,
-    TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS,
+    TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS, EACCES, EMFILE, EPROTO,
 )
 
-EACCES, EMFILE, EPROTO = 13, 24, 71
 NONUNAME = 0xFFFFFFFF
 FAILED = 0
 
@@ -72,9 +71,10 @@ def frame(ty, tag, body):
     return struct.pack("<IBH", 7 + len(body), ty, tag) + body
 
 
-def reply_to(c, ty, body):
-    """(errno or None, body) of one request."""
-    rty, rbody = c.rpc(ty, body)
+def reply_to(c, *request):
+    """(errno or None, body) of one request (p9raw's Conn.send says what a
+    request is)."""
+    rty, rbody = c.rpc(*request)
     if rty == RLERROR:
         return struct.unpack("<I", rbody)[0], rbody
     return None, rbody
@@ -124,12 +124,12 @@ def limits(port, msize, conns, idle_ms, fids):
     ok(got == msize, f"Tversion asking 16 MiB gets max_msize ({got})")
     c.ok(TATTACH, attach_body(0, 0))
     # Fids: max_fids in all, then Rlerror EMFILE, and the connection goes on.
-    errs = [reply_to(c, TWALK, c.walk_body(0, i, []))[0] for i in range(1, fids)]
+    errs = [reply_to(c, "walk", 0, i)[0] for i in range(1, fids)]
     ok(all(e is None for e in errs), f"{fids} fids fit (attach + {fids - 1} clones)", f"errors: {set(errs)}")
-    e, _ = reply_to(c, TWALK, c.walk_body(0, fids, []))
+    e, _ = reply_to(c, "walk", 0, fids)
     ok(e == EMFILE, f"fid number {fids + 1} gets Rlerror EMFILE, not a failure", f"errno {e}")
     c.clunk(1)
-    e, _ = reply_to(c, TWALK, c.walk_body(0, fids, []))
+    e, _ = reply_to(c, "walk", 0, fids)
     ok(e is None, "after a Tclunk there is room for one more fid", f"errno {e}")
     c.sock.close()
 
@@ -389,12 +389,12 @@ def deep(port, max_names):
         time, until `limit` levels or a walk that does not go all the way:
         (the depth reached, errno or None); a partial walk's names count,
         though the fid stays where it was."""
-        e, body = reply_to(c, TWALK, c.walk_body(0, fid, ["deep"]))
+        e, body = reply_to(c, "walk", 0, fid, "deep")
         if e is not None:
             return 0, e
         depth = 1
         while depth < limit:
-            e, body = reply_to(c, TWALK, c.walk_body(fid, fid, ["d"] * 16))
+            e, body = reply_to(c, "walk", fid, fid, *["d"] * 16)
             if e is not None:
                 return depth, e
             n = struct.unpack("<H", body[:2])[0]
@@ -468,7 +468,7 @@ def access(port):
     ok(lopen_as(2, 16, ["d"]) is None, "alice lists a directory of mode 755")
     # A fid walked from alice's acts as alice.
     c.walk(2, 17, ["d"])
-    e, _ = reply_to(c, TWALK, c.walk_body(17, 18, ["..", "rootonly"]))
+    e, _ = reply_to(c, "walk", 17, 18, "..", "rootonly")
     ok(e is None, "a fid walked from alice's fid")
     ok(reply_to(c, TLOPEN, struct.pack("<II", 18, 0))[0] == EACCES, "... is alice's: Tlopen of the root-only file through it fails")
 
