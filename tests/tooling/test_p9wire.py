@@ -15,6 +15,8 @@ import sys
 import pytest
 from conftest import REPO
 
+from rkw import venv
+
 BUILD = os.path.join(REPO, "scripts", "build-p9wire.sh")
 
 
@@ -89,6 +91,29 @@ def test_the_errnos_are_linux_errnos(p9raw):
     names = [n for n in p9raw.CODEC.constants if n.startswith("E")]
     assert len(names) >= 15
     assert {n: p9raw.CODEC.constants[n] for n in names} == {n: getattr(errno, n) for n in names}
+
+
+def test_the_types_are_linux_v9fs_types(p9raw):
+    """An oracle the codec does not write: the kernel's enum p9_msg_t
+    (include/net/9p/9p.h of the source make setup unpacked), for the types
+    of the codec and the two p9raw adds; 200 is none of them."""
+    cache = os.path.dirname(venv())
+    try:
+        with open(os.path.join(cache, "src", "current-version")) as f:
+            header = os.path.join(cache, "src", f"linux-source-{f.read().strip()}", "include", "net", "9p", "9p.h")
+        with open(header) as f:
+            enum = re.search(r"enum p9_msg_t \{(.*?)\};", f.read(), re.S).group(1)
+    except OSError:
+        pytest.skip("no kernel source: make setup unpacks it")
+    linux, n = {}, -1
+    for name, value in re.findall(r"^\s*P9_(\w+)(?:\s*=\s*(\d+))?,", enum, re.M):
+        n = int(value) if value else n + 1
+        linux[name] = n
+    types = {n: v for n, v in p9raw.CODEC.constants.items() if re.fullmatch(r"[TR][A-Z]+", n)}
+    types.update(TMKDIR=p9raw.TMKDIR, TWRITE=p9raw.TWRITE)
+    assert len(types) >= 27
+    assert types == {n: linux.get(n) for n in types}
+    assert p9raw.TUNKNOWN not in linux.values()
 
 
 def test_p9raw_follows_a_changed_codec(tmp_path):
