@@ -51,6 +51,29 @@ current_kdir() { # current_kdir [FLAVOUR]
 	fi
 }
 
+# prune_kernels: removes the kernel builds of an older kernel version,
+# config fragment or rustc, to reclaim their space (setup.sh, at its end).
+# Kept: each flavour's current build, and the build the current version,
+# fragments and rustc name, finished or not: a `make setup` may be building
+# it right now while another command's setup (ensure-setup.sh, for one
+# flavour) ends. (Seen: `make setup` building the debug kernel, a
+# benchmark's ensure-setup removed the half-built tree under it.)
+prune_kernels() {
+	local d f kver keep
+	keep=" $(current_kdir fast) $(current_kdir debug) "
+	if kver=$(cat "$CACHE/src/current-version" 2>/dev/null) && [ -x "$RUSTC" ]; then
+		for f in fast debug; do keep+="$CACHE/kernel/$(kernel_key "$kver" "$f") "; done
+	fi
+	for d in "$CACHE"/kernel/*/; do
+		[ -d "$d" ] || continue
+		d=${d%/}
+		[[ "$keep" == *" $d "* ]] && continue
+		note "removing the stale kernel build $(basename "$d") ($(du -sh "$d" | cut -f1))"
+		rm -rf "$d"
+	done
+	rm -f "$CACHE/current-kernel" # the single-flavour layout of before
+}
+
 # venv_ok: virtme-ng's venv is there and built on Debian's /usr/bin/python3
 # (a venv made by another interpreter breaks when that one is not there).
 venv_ok() {
@@ -148,7 +171,8 @@ nvme_bench_build() {
 }
 
 # nvme_measure_vm NAME GUEST [ARGS...]: the VM of a measurement that puts
-# rnvme and C on one controller in turn (profile-nvme.sh, insns-nvme.sh):
+# rnvme and C on one controller in turn (profile-nvme.sh, insns-nvme.sh,
+# ab-nvme.sh):
 # scripts/GUEST runs there with ARGS, its output in
 # build/bench/nvme-NAME-raw.txt (RAW); dies if the guest did not finish.
 nvme_measure_vm() {

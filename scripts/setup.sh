@@ -295,18 +295,5 @@ for flavour in ${RKW_SETUP_FLAVOURS:-fast debug}; do
 done
 [ "${RKW_SETUP_FLAVOURS:-}" = none ] || timed "KVM probe" accel "${RKW_SETUP_FLAVOURS:-fast debug}"
 
-# Builds for an older kernel version, fragment or rustc: reclaim their space.
-prune() {
-	local d keep
-	keep=" $(current_kdir fast) $(current_kdir debug) "
-	# (a flavour not built this time keeps its current build)
-	for d in "$CACHE"/kernel/*/; do
-		d=${d%/}
-		[[ "$keep" == *" $d "* ]] && continue
-		note "removing the stale kernel build $(basename "$d") ($(du -sh "$d" | cut -f1))"
-		rm -rf "$d"
-	done
-	rm -f "$CACHE/current-kernel" # the single-flavour layout of before
-}
-[ -n "${KDIR:-}" ] || prune
+[ -n "${KDIR:-}" ] || prune_kernels
 say "setup done in $(($(date +%s) - T_ALL)) s"

@@ -161,5 +161,26 @@ else
 	notok "setup.sh installs the Python tools; ensure-setup.sh asks for them" "$(grep -n py_tools "$REPO/scripts/setup.sh" "$REPO/scripts/ensure-setup.sh")"
 fi
 
+# prune_kernels (setup.sh's end): the builds of an older version go; each
+# flavour's current build stays, and so does the build the current version
+# names that is not finished yet (a `make setup` building it while another
+# command's setup ends).
+out=$(as_setup '
+	mkdir -p "$CACHE/src" "$CACHE/kernel"
+	echo 7.3.4-1 >"$CACHE/src/current-version"
+	fast=$CACHE/kernel/$(kernel_key 7.3.4-1 fast) debug=$CACHE/kernel/$(kernel_key 7.3.4-1 debug)
+	old=$CACHE/kernel/linux-7.2.9-fast-cfg000000000000-rustc00000000
+	mkdir -p "$fast" "$debug" "$old"
+	touch "$fast/.rkw-complete"
+	echo "$fast" >"$CACHE/current-kernel-fast"
+	prune_kernels 2>/dev/null
+	for d in "$fast" "$debug" "$old"; do [ -d "$d" ] && echo "kept ${d##*/}" || echo "removed ${d##*/}"; done' 2>&1)
+if grep -q '^kept linux-7.3.4-1-fast-' <<<"$out" && grep -q '^kept linux-7.3.4-1-debug-' <<<"$out" &&
+	grep -q '^removed linux-7.2.9-' <<<"$out"; then
+	ok "prune_kernels removes an older build, keeps the current ones, finished or being built"
+else
+	notok "prune_kernels removes an older build, keeps the current ones, finished or being built" "$out"
+fi
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
