@@ -40,8 +40,9 @@ import time
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), ".."))
 from p9raw import (  # noqa: E402  (the client of stages 28 to 30; the constants are the codec's)
-    Conn, s, NOFID, RLERROR, TVERSION, TAUTH, TATTACH, TFLUSH, TWALK, TLOPEN, TREAD,
-    TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS, EACCES, EMFILE, EPROTO,
+    Conn, frame, header, s, NOFID, RLERROR, TVERSION, TAUTH, TATTACH, TFLUSH, TWALK, TLOPEN, TREAD,
+    TREADDIR, TGETATTR, TREADLINK, TXATTRWALK, TCLUNK, TSTATFS, TWRITE, RREAD, RFLUSH, EACCES, EMFILE,
+    EPROTO, GETATTR_BASIC, HEADER_SIZE, RREAD_HEADER_SIZE, VERSION,
 )
 
 NONUNAME = 0xFFFFFFFF
@@ -61,14 +62,10 @@ def ok(cond, what, detail=""):
     return cond
 
 
-def attach_body(fid, uid, uname="root"):
+def tattach(fid, uid, uname="root"):
+    """The Tattach of FID as UID (p9raw's Conn.send says what a request is)."""
     # diod serves the export the attach names (aname); r9p has one.
-    aname = os.environ.get("P9H_ANAME", "")
-    return struct.pack("<II", fid, NOFID) + s(uname) + s(aname) + struct.pack("<I", uid)
-
-
-def frame(ty, tag, body):
-    return struct.pack("<IBH", 7 + len(body), ty, tag) + body
+    return "attach", fid, NOFID, uname, os.environ.get("P9H_ANAME", ""), uid
 
 
 def reply_to(c, *request):
@@ -108,7 +105,7 @@ def trickle(sock, period, until):
     """Begins a 4 KiB frame, then sends one byte of it every `period`
     seconds until `until` (or until the server closes the connection)."""
     try:
-        sock.sendall(struct.pack("<IBH", 4096, 118, 1))
+        sock.sendall(header(4096, TWRITE, 1))
         while time.time() < until:
             time.sleep(period)
             sock.sendall(b"\0")
@@ -122,7 +119,7 @@ def limits(port, msize, conns, idle_ms, fids):
     c = Conn(port)
     got = c.version(1 << 24)
     ok(got == msize, f"Tversion asking 16 MiB gets max_msize ({got})")
-    c.ok(TATTACH, attach_body(0, 0))
+    c.ok(*tattach(0, 0))
     # Fids: max_fids in all, then Rlerror EMFILE, and the connection goes on.
     errs = [reply_to(c, "walk", 0, i)[0] for i in range(1, fids)]
     ok(all(e is None for e in errs), f"{fids} fids fit (attach + {fids - 1} clones)", f"errors: {set(errs)}")
@@ -136,7 +133,7 @@ def limits(port, msize, conns, idle_ms, fids):
     # A size field far beyond msize: Rlerror EPROTO and the end, nothing allocated.
     c = Conn(port)
     t0 = time.time()
-    c.sock.sendall(struct.pack("<IBH", 0xFFFFFFF0, TREAD, 7))
+    c.sock.sendall(header(0xFFFFFFF0, TREAD, 7))
     try:
         rty, rtag, rbody = c.recv()
         answered = rty == RLERROR and struct.unpack("<I", rbody)[0] == EPROTO and rtag == 7
@@ -159,7 +156,7 @@ def limits(port, msize, conns, idle_ms, fids):
     for i in range(hostile_n):
         h = Conn(port)
         h.version(msize)
-        h.sock.sendall(struct.pack("<IBH", msize, 118, 1) + b"\0" * (msize // 2 - 7))
+        h.sock.sendall(header(msize, TWRITE, 1) + b"\0" * (msize // 2 - HEADER_SIZE))
         hostile.append(h)
     time.sleep(2)
     m1 = meminfo()
@@ -175,10 +172,10 @@ def limits(port, msize, conns, idle_ms, fids):
     try:
         g = Conn(port)
         g.version(65536)
-        g.ok(TATTACH, attach_body(0, 0))
+        g.ok(*tattach(0, 0))
         g.walk(0, 1, ["one"])
-        g.ok(TLOPEN, struct.pack("<II", 1, 0))
-        body = g.ok(TREAD, struct.pack("<IQI", 1, 0, 100))
+        g.ok("lopen", 1, 0)
+        body = g.ok("read", 1, 0, 100)
         good = body[4:] == b"1"
     except (AssertionError, OSError, EOFError) as e:
         good, body = False, e
@@ -189,7 +186,7 @@ def limits(port, msize, conns, idle_ms, fids):
     over = Conn(port)
     t1 = time.time()
     try:
-        over.sock.sendall(struct.pack("<IBH", 19, TVERSION, 1) + struct.pack("<I", 8192) + s("9P2000.L"))
+        over.sock.sendall(frame(("version", 8192, VERSION), 1))
     except OSError:
         pass
     ok(sees_eof(over.sock, 5), f"connection {conns + 1} (over max_conns={conns}) is closed at once ({time.time() - t1:.1f} s)")
@@ -281,7 +278,7 @@ def idle(port, conns, idle_ms):
             extra.append(Conn(port))
             extra[-1].version(8192)
         g = extra[-1]
-        g.ok(TATTACH, attach_body(0, 0))
+        g.ok(*tattach(0, 0))
         served = g.walk(0, 1, ["one"]) != []
     except (AssertionError, OSError, EOFError) as e:
         served = e
@@ -330,11 +327,11 @@ def pipeline(port, msize, idle_ms, socket_kib):
     closed idle_ms after its queues stopped moving (the reply's deadline)."""
     c = Conn(port)
     c.version(msize)
-    c.ok(TATTACH, attach_body(1, 0))
+    c.ok(*tattach(1, 0))
     c.walk(1, 2, ["sizes", "s200000"])
-    c.ok(TLOPEN, struct.pack("<II", 2, 0))
+    c.ok("lopen", 2, 0)
     peer = c.sock.getsockname()[1]
-    burst = b"".join(frame(TREAD, tag, struct.pack("<IQI", 2, 0, msize - 11)) for tag in range(1000))
+    burst = b"".join(frame(("read", 2, 0, msize - RREAD_HEADER_SIZE), tag) for tag in range(1000))
     sent = [0]
 
     def flood():
@@ -382,7 +379,7 @@ def deep(port, max_names):
     connection's (two fids share it), and a Tclunk gives names back."""
     c = Conn(port)
     c.version(65536)
-    c.ok(TATTACH, attach_body(0, 0))
+    c.ok(*tattach(0, 0))
 
     def down(fid, limit):
         """Walks `fid` from the export root down deep/, 16 names at a
@@ -425,7 +422,7 @@ def access(port):
     c.version(65536)
 
     def user_fid(fid, uid, uname="x"):
-        return reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
+        return reply_to(c, *tattach(fid, uid, uname))[0]
 
     ok(user_fid(1, 0) is None, "attach as uid 0 (root, allow_root=1)")
     ok(user_fid(2, 1000) is None, "attach as uid 1000 (alice in the passwd file)")
@@ -437,11 +434,11 @@ def access(port):
 
     def lopen_as(root_fid, newfid, names):
         c.walk(root_fid, newfid, names)
-        return reply_to(c, TLOPEN, struct.pack("<II", newfid, 0))[0]
+        return reply_to(c, "lopen", newfid, 0)[0]
 
     ok(lopen_as(2, 10, ["rootonly"]) == EACCES, "alice cannot open the root-only file (mode 600, owner 0): EACCES")
     ok(lopen_as(1, 11, ["rootonly"]) is None, "root can")
-    body = c.ok(TREAD, struct.pack("<IQI", 11, 0, 100))
+    body = c.ok("read", 11, 0, 100)
     ok(body[4:] == b"for root\n", f"and reads it ({body[4:]!r})")
     ok(lopen_as(2, 12, ["alices"]) is None, "alice opens her own file (mode 600, owner 1000)")
     ok(lopen_as(3, 13, ["alices"]) == EACCES, "bob cannot: EACCES")
@@ -450,7 +447,7 @@ def access(port):
     # which lists alice) is skipped, not half-trusted.
     ok(lopen_as(2, 30, ["staffonly"]) is None,
        "alice opens a file of group staff (mode 640, owner 0): staff is a supplementary group of hers in the group file")
-    body = c.ok(TREAD, struct.pack("<IQI", 30, 0, 100))
+    body = c.ok("read", 30, 0, 100)
     ok(body[4:] == b"for staff\n", f"and reads it ({body[4:]!r})")
     ok(lopen_as(3, 31, ["staffonly"]) == EACCES, "bob, not a member of staff, cannot: EACCES")
     ok(lopen_as(2, 32, ["brokengroup"]) == EACCES,
@@ -460,7 +457,7 @@ def access(port):
     ok(lopen_as(2, 33, ["rootgroup"]) == EACCES,
        "alice cannot open a file of group 0 (mode 640, owner 0): her fsgid is hers, not the worker's")
     qids = c.walk(2, 14, ["closed", "inside"])
-    e = reply_to(c, TGETATTR, struct.pack("<IQ", 14, 0x7FF))[0]
+    e = reply_to(c, "getattr", 14, GETATTR_BASIC)[0]
     ok(len(qids) == 1 and e == 9, "alice cannot walk into a directory of mode 700 owned by root (the walk stops before 'inside')",
        f"{len(qids)} of 2 names walked; Tgetattr of the new fid: errno {e}")
     ok(lopen_as(2, 14, ["closed"]) == EACCES, "nor list it: EACCES")
@@ -470,19 +467,18 @@ def access(port):
     c.walk(2, 17, ["d"])
     e, _ = reply_to(c, "walk", 17, 18, "..", "rootonly")
     ok(e is None, "a fid walked from alice's fid")
-    ok(reply_to(c, TLOPEN, struct.pack("<II", 18, 0))[0] == EACCES, "... is alice's: Tlopen of the root-only file through it fails")
+    ok(reply_to(c, "lopen", 18, 0)[0] == EACCES, "... is alice's: Tlopen of the root-only file through it fails")
 
     # Tflush: requests are answered in order, so the flushed one is answered
     # first, then Rflush (the protocol's order).
     c.walk(1, 20, ["d", "numbers"])
-    c.ok(TLOPEN, struct.pack("<II", 20, 0))
-    c.sock.sendall(struct.pack("<IBH", 23, TREAD, 500) + struct.pack("<IQI", 20, 0, 60000) +
-                   struct.pack("<IBH", 9, TFLUSH, 501) + struct.pack("<H", 500))
+    c.ok("lopen", 20, 0)
+    c.sock.sendall(frame(("read", 20, 0, 60000), 500) + frame(("flush", 500), 501))
     r1, r2 = c.recv(), c.recv()
-    ok(r1[:2] == (TREAD + 1, 500) and r2[:2] == (TFLUSH + 1, 501),
+    ok(r1[:2] == (RREAD, 500) and r2[:2] == (RFLUSH, 501),
        "Tflush of a request in flight: its reply (Rread) comes first, then Rflush", f"{r1[:2]} then {r2[:2]}")
-    rty, _ = c.rpc(TFLUSH, struct.pack("<H", 4242))
-    ok(rty == TFLUSH + 1, "Tflush of a tag not in flight: Rflush")
+    rty, _ = c.rpc("flush", 4242)
+    ok(rty == RFLUSH, "Tflush of a tag not in flight: Rflush")
     c.sock.close()
 
     # Connections that close mid-request: a big request and gone; half a
@@ -491,17 +487,17 @@ def access(port):
     for i in range(30):
         d = Conn(port)
         d.version(65536)
-        d.ok(TATTACH, attach_body(1, 0))
+        d.ok(*tattach(1, 0))
         d.walk(1, 2, ["many"])
-        d.ok(TLOPEN, struct.pack("<II", 2, 0))
+        d.ok("lopen", 2, 0)
         if i % 3 == 0:
-            d.send(TREADDIR, struct.pack("<IQI", 2, 0, 65000))
+            d.send("readdir", 2, 0, 65000)
         elif i % 3 == 1:
-            d.sock.sendall(struct.pack("<IBH", 4000, TREAD, 9) + b"\0" * 100)
+            d.sock.sendall(header(4000, TREAD, 9) + b"\0" * 100)
         d.sock.close()
     c = Conn(port)
     c.version(65536)
-    c.ok(TATTACH, attach_body(1, 0))
+    c.ok(*tattach(1, 0))
     ok(c.walk(1, 2, ["d", "numbers"]) != [], "after 30 connections closed mid-request, the server still serves")
     c.sock.close()
 
@@ -512,15 +508,15 @@ def squash(port):
     c = Conn(port)
     c.version(65536)
     for fid, uid, uname, how in ((1, 0, "x", "by uid 0"), (2, NONUNAME, "root", "by the name root")):
-        e = reply_to(c, TATTACH, attach_body(fid, uid, uname))[0]
+        e = reply_to(c, *tattach(fid, uid, uname))[0]
         ok(e is None, f"attach as root {how} is accepted", f"errno {e}")
         c.walk(fid, 10 + fid, ["rootonly"])
-        e = reply_to(c, TLOPEN, struct.pack("<II", 10 + fid, 0))[0]
+        e = reply_to(c, "lopen", 10 + fid, 0)[0]
         ok(e == EACCES, f"... and squashed: root ({how}) cannot open the root-only file (mode 600, owner 0): EACCES",
            "it opened it: the attach acts as root, with every capability" if e is None else f"errno {e}")
     c.walk(1, 20, ["nobodys"])
-    e = reply_to(c, TLOPEN, struct.pack("<II", 20, 0))[0]
-    body = c.ok(TREAD, struct.pack("<IQI", 20, 0, 100)) if e is None else b""
+    e = reply_to(c, "lopen", 20, 0)[0]
+    body = c.ok("read", 20, 0, 100) if e is None else b""
     ok(e is None and body[4:] == b"nobody's\n",
        f"the squashed root acts as uid 65534: it opens and reads nobody's file (mode 600, owner 65534) ({body[4:]!r})",
        f"errno {e}")
@@ -533,7 +529,7 @@ def squash(port):
 def attach(port, uid, want, note=""):
     c = Conn(port)
     c.version(8192)
-    e = reply_to(c, TATTACH, attach_body(1, uid, "x"))[0]
+    e = reply_to(c, *tattach(1, uid, "x"))[0]
     got = "ok" if e is None else e
     ok(str(got) == str(want), f"attach as uid {uid}{note and f' ({note})'}: {'accepted' if want == 'ok' else f'errno {want}'}",
        f"got {'an Rattach' if e is None else f'errno {e}'}")
@@ -544,7 +540,7 @@ def attach(port, uid, want, note=""):
 def readdir_names(c, fid, count=60000):
     names, offset = [], 0
     while True:
-        body = c.ok(TREADDIR, struct.pack("<IQI", fid, offset, count))
+        body = c.ok("readdir", fid, offset, count)
         (n,) = struct.unpack("<I", body[:4])
         data = body[4:4 + n]
         if not data:
@@ -572,16 +568,16 @@ def clients(port, export, n, max_size=1 << 30, many_every=1):
         try:
             c = Conn(port)
             c.version(65536)
-            c.ok(TATTACH, attach_body(1, 0))
+            c.ok(*tattach(1, 0))
             barrier.wait(timeout=120)
             fid, got = 2, 0
             # Each client starts at a different file, so they overlap.
             for f in files[k % len(files):] + files[:k % len(files)]:
                 c.walk(1, fid, f.split("/"))
-                c.ok(TLOPEN, struct.pack("<II", fid, 0))
+                c.ok("lopen", fid, 0)
                 data, off = b"", 0
                 while True:
-                    body = c.ok(TREAD, struct.pack("<IQI", fid, off, 60000))
+                    body = c.ok("read", fid, off, 60000)
                     chunk = body[4:]
                     if not chunk:
                         break
@@ -595,7 +591,7 @@ def clients(port, export, n, max_size=1 << 30, many_every=1):
                 if d == "many" and k % many_every:
                     continue
                 c.walk(1, fid, [] if d == "." else [d])
-                c.ok(TLOPEN, struct.pack("<II", fid, 0))
+                c.ok("lopen", fid, 0)
                 names = sorted(readdir_names(c, fid))
                 if names != want_dirs[d]:
                     raise AssertionError(f"listing {d}: {len(names)} names, want {len(want_dirs[d])}")
@@ -668,7 +664,7 @@ def fuzz_message(r, state):
         ty, body = r.choice([TWALK, TREAD, TATTACH, TVERSION, TREADDIR]), b""
     tag = r.choice([u16(), 0xFFFF, state["lasttag"], 1])
     state["lasttag"] = tag
-    msg = bytearray(frame(ty, tag, body))
+    msg = bytearray(frame((ty, body), tag))
     m = r.randrange(100)
     if m < 5 and len(msg) > 7:  # truncated: the size field says more than follows
         msg = msg[:r.randrange(7, len(msg))]
@@ -720,9 +716,8 @@ def fuzz(port, seed, count, nconns):
             raise OSError("cannot connect any more")
         # Start most connections with a good handshake: deeper code runs.
         if r.random() < 0.8:
-            so.sendall(frame(TVERSION, 0xFFFF, struct.pack("<I", r.choice([8192, 65536])) + s("9P2000.L")) +
-                       frame(TATTACH, 1, attach_body(0, r.choice([0, 1000]))) +
-                       frame(TWALK, 2, struct.pack("<IIH", 0, 1, 1) + s("d")))
+            so.sendall(frame(("version", r.choice([8192, 65536]), VERSION), 0xFFFF) +
+                       frame(tattach(0, r.choice([0, 1000])), 1) + frame(("walk", 0, 1, "d"), 2))
         so.setblocking(False)
         conns[k] = so
 
