@@ -47,18 +47,7 @@ NOCHECKS_WL="randread-qd1 randread-qd32"
 [ -n "$NOCHECKS_KO" ] || NOCHECKS_WL=""
 
 nvme_drivers_load "$KO" "$KDIR"
-LOADED="$KO"
 modinfo -F parm "$KO" 2>/dev/null | grep -q '^zero_copy:' || BOUNCE_WL=""
-# load_rnvme KO [ARGS]: rnvme from KO loaded with these parameters
-# (reloaded if it was loaded from another file or with others; no
-# controller is bound to it then).
-load_rnvme() {
-	[ "$LOADED" = "$*" ] && return 0
-	rmmod rnvme || die "rmmod rnvme failed"
-	# shellcheck disable=SC2068
-	insmod $@ || die "insmod $* failed"
-	LOADED="$*"
-}
 echo "RKW-INFO kernel $(uname -r), $CPUS vCPUs, $(awk '/MemTotal/ { printf "%d MiB", $2 / 1024 }' /proc/meminfo)"
 echo "RKW-INFO C driver: $(modinfo -F filename nvme 2>/dev/null || echo "$KDIR/drivers/nvme/host/nvme.ko"), rnvme: $KO"
 

@@ -1,5 +1,6 @@
 # Sourced in the VM by scripts/bench-nvme-guest.sh,
-# scripts/profile-nvme-guest.sh and scripts/insns-nvme-guest.sh: rnvme and
+# scripts/profile-nvme-guest.sh, scripts/insns-nvme-guest.sh and
+# scripts/ab-nvme-guest.sh: rnvme and
 # the kernel's C nvme driver taking turns on the one QEMU NVMe controller
 # (switched through sysfs: driver_override, bind, unbind), and the fio
 # workloads they measure.
@@ -10,8 +11,11 @@
 #   nvme_measure_start KO KDIR [params=..] WL...  the same, the workloads
 #                                           checked (PARAMS, WORKLOADS) and
 #                                           QEMU's NVMe trace off
+#   load_rnvme KO [PARAMS...]               rnvme reloaded from KO with PARAMS, if it
+#                                           was loaded from another file or with
+#                                           others (bound to no controller then)
 #   drv_of WHO, disk_of WHO                 WHO's driver, and its disk if it is there
-#                                           (WHO: ours, bounce (rnvme too) or c)
+#                                           (WHO: c, else rnvme: ours, bounce, ...)
 #   bind WHO, unbind WHO                    the controller to WHO's driver and back;
 #                                           bind sets DEV, the disk, and BIND_MS
 #   fio_ios JSON                            the I/Os of a fio run, read and written
@@ -65,6 +69,7 @@ nvme_drivers_load() {
 	# Both drivers registered, neither bound: the override names no driver.
 	echo rkw-none >"$DEVDIR/driver_override"
 	insmod "$ko" "$@" || die "insmod $ko $* failed"
+	LOADED="$ko${*:+ $*}"
 	if ! modprobe nvme 2>/dev/null; then
 		# modprobe finds the kernel's modules through virtme-ng's link; if
 		# it cannot, load them from the kernel build by path.
@@ -94,6 +99,14 @@ nvme_measure_start() {
 		qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
 			echo "RKW-INFO QEMU's trace stays on"
 	fi
+}
+
+load_rnvme() {
+	[ "$LOADED" = "$*" ] && return 0
+	rmmod rnvme || die "rmmod rnvme failed"
+	# shellcheck disable=SC2068
+	insmod $@ || die "insmod $* failed"
+	LOADED="$*"
 }
 
 drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }

@@ -32,6 +32,7 @@ TASKS = {
     "qmp-agent": ("qmpagent", False),
     "profile-nvme-report": ("nvmeprofile", False),
     "insns-nvme-report": ("nvmeinsns", False),
+    "ab-nvme-report": ("nvmeab", False),
 }
 
 

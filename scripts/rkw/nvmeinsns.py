@@ -11,8 +11,10 @@ of scripts/tcg-insns.c, insns-N.txt: "address instructions runs" per
 translation block. Each block's instructions times its runs, charged to
 the function its address falls in (System.map for the kernel, moved as
 its RKW-KSYM line says; the modules from RKW-KSYM; user space as one),
-divided by the I/Os: instructions per I/O. Printed as Markdown: the totals
-by kind of code for both drivers, then the functions that differ most.
+divided by the I/Os: instructions per I/O; and the blocks' runs per I/O
+(TCG enters a block at every call, return and taken branch). Printed as
+Markdown: the totals by kind of code for both drivers, then the functions
+that differ most.
 `--page DIR` also writes it into DIR/benchmarks.md, between the "nvme
 instructions" markers.
 """
@@ -116,6 +118,15 @@ def per_io(dump_path, ios, name):
     return out
 
 
+def blocks_per_io(dump_path, ios):
+    """Translated blocks run per I/O, from a dump: how often TCG entered a
+    block, whatever its length (a call, a return, a taken branch each end
+    one)."""
+    with open(dump_path, encoding="utf-8") as f:
+        runs = sum(int(p[2]) for p in (line.split() for line in f) if len(p) == 3)
+    return runs / max(ios, 1)
+
+
 def run_counts(run, counts, name):
     """per_io of a run's dump in the folder `counts`; {} if it is not there."""
     path = os.path.join(counts, f"insns-{run['dump']}.txt")
@@ -136,8 +147,12 @@ def report(runs, counts, name, top, commit):
         if not a or not b:
             continue
         ta, tb = sum(a.values()), sum(b.values())
+        ba, bb = (blocks_per_io(os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"), runs[(wl, w)]["ios"])
+                  for w in ("ours", "c"))
         text.append(f"**{title}** ({runs[(wl, 'ours')]['ios']} I/Os for `rnvme`, {runs[(wl, 'c')]['ios']} "
-                    f"for C): {grouped(ta)} against {grouped(tb)} instructions per I/O ({ta / tb:.2f}×).\n")
+                    f"for C): {grouped(ta)} against {grouped(tb)} instructions per I/O ({ta / tb:.2f}×), "
+                    f"in {grouped(ba)} against {grouped(bb)} translated blocks run per I/O "
+                    f"({ba / max(bb, 1e-9):.2f}×).\n")
         text.append("| where the instructions ran | rnvme per I/O | C per I/O | difference |")
         text.append("| --- | ---: | ---: | ---: |")
         for kind, what, _ in KINDS:

@@ -217,8 +217,12 @@ impl pci::Driver for RNvmeDriver {
             let zero_copy = module_parameters::zero_copy.value() != 0;
             let sgl = module_parameters::sgl.value() != 0;
             let ns = ctrl.identify_namespace(pdev, disk::NSID)?;
-            let full = FullDisk::new(pdev, ZeroCopy::new(pdev, &id, zero_copy, sgl), &id, &ns);
-            let speedups = SpeedDisk::new(pdev, full, io.len())?;
+            let zero_copy = ZeroCopy::new(pdev, &id, zero_copy, sgl);
+            // New: requests of one piece mapped in one call, if zero copy is
+            // on (and keeps offsets).
+            let one_piece = zero_copy.device().is_some();
+            let full = FullDisk::new(pdev, zero_copy, &id, &ns);
+            let speedups = SpeedDisk::new(pdev, full, io.len(), one_piece)?;
             let disk = disk::create(pdev, &ctrl, &io, &id, speedups, pieces::finish, 0)?;
             // ANCHOR: limits
             // The block layer's limits for the disk, from the controller's,

@@ -314,6 +314,14 @@ impl ZeroCopy {
     }
 }
 
+impl ZeroCopy {
+    /// The device to map requests for, if zero copy is on (stage 21's
+    /// one-piece mappings ask too).
+    pub(crate) fn device(&self) -> Option<&Device> {
+        self.enabled.then_some(&*self.dev)
+    }
+}
+
 impl Speedups for ZeroCopy {
     type Mapping = Mapping;
     const SGL_ENTRIES: usize = MAX_PIECES;
@@ -326,14 +334,15 @@ impl Speedups for ZeroCopy {
         view: &mut View<'_>,
     ) -> Option<(Mapping, Prps, bool)> {
         // Only when one command can carry it all.
-        let mapped = if self.enabled && t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece {
-            Mapping::map(&self.dev, rq, t.opcode == nvm_opc::WRITE, self.sgl).and_then(|m| {
-                let prps = m.data_pointer(view).ok()?;
-                let sgl = m.is_sgl();
-                Some((m, prps, sgl))
-            })
-        } else {
-            None
+        let mapped = match self.device() {
+            Some(dev) if t.opcode != nvm_opc::FLUSH && t.len <= t.max_piece => {
+                Mapping::map(dev, rq, t.opcode == nvm_opc::WRITE, self.sgl).and_then(|m| {
+                    let prps = m.data_pointer(view).ok()?;
+                    let sgl = m.is_sgl();
+                    Some((m, prps, sgl))
+                })
+            }
+            _ => None,
         };
         match &mapped {
             Some((_, _, sgl)) => {

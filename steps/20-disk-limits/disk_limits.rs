@@ -257,11 +257,7 @@ impl Speedups for FullDisk {
         t: Transfer,
         view: &mut View<'_>,
     ) -> Option<(Self::Mapping, Prps, bool)> {
-        if t.opcode == nvm_opc::FLUSH {
-            self.flushes.fetch_add(1, Relaxed);
-        } else if t.opcode == nvm_opc::WRITE && request::is_fua(rq) {
-            self.fua_writes.fetch_add(1, Relaxed);
-        }
+        self.count(rq, t);
         self.zero_copy.map(rq, t, view)
     }
 
@@ -281,6 +277,17 @@ impl Speedups for FullDisk {
 // ANCHOR_END: full_disk
 
 impl FullDisk {
+    /// Counts a Flush or a FUA Write (said at unload): `map` counts those it
+    /// sees, and a disk that builds on this one and maps some requests its
+    /// own way (the speed stage's) counts those.
+    pub(crate) fn count<T: Operations>(&self, rq: &Request<T>, t: Transfer) {
+        if t.opcode == nvm_opc::FLUSH {
+            self.flushes.fetch_add(1, Relaxed);
+        } else if t.opcode == nvm_opc::WRITE && request::is_fua(rq) {
+            self.fua_writes.fetch_add(1, Relaxed);
+        }
+    }
+
     /// `Speedups::discard` for a disk of any `Speedups` that builds on this
     /// one (the speed stage's): the command, with the ranges counted.
     pub(crate) fn discard_of<T: Operations>(

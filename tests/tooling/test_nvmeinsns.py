@@ -69,6 +69,9 @@ def test_report_and_page(setup):
     runs, name, counts, tmp = setup
     text = n.report(runs, counts, name, 4, "abc1234")
     assert "**4k random, QD32** (100 I/Os for `rnvme`, 200 for C): 46 against 13 instructions per I/O" in text
+    # Blocks: rnvme's 6 blocks ran 100 times each for 100 I/Os, C's 3 ran
+    # 200 times for 200 I/Os.
+    assert "in 6 against 3 translated blocks run per I/O (2.00×)" in text
     assert "| the driver (rnvme's module; C's `nvme` and `nvme_core`) | 30 | 5 | +25 |" in text
     assert "| memory copies and fills (`memcpy`, `memset`) | 5 | 0 | +5 |" in text
     assert "`rnvme_fn` [rnvme] | 20 | 0 | +20 |" in text
