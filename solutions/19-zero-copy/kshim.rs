@@ -14,6 +14,8 @@ pub(crate) mod affinity;
 pub(crate) mod cred;
 #[path = "../../solutions/lib/kshim/dma_align.rs"]
 pub(crate) mod dma_align;
+#[path = "../../solutions/lib/kshim/dma_piece.rs"]
+pub(crate) mod dma_piece;
 #[path = "../../solutions/lib/kshim/lingering.rs"]
 pub(crate) mod lingering;
 #[path = "../../solutions/lib/kshim/misc_node.rs"]

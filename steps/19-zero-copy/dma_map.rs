@@ -50,6 +50,7 @@ use crate::{
     },
     kshim::{
         dma_align,
+        dma_piece::DMA_MAPPING_ERROR,
         request, //
     },
     nvme::{
@@ -66,9 +67,6 @@ pub(crate) const MAX_PIECES: usize = 160;
 /// SGL descriptor identifiers (NVMe 1.4, figure 115): type in bits 7:4.
 const SGL_DATA_BLOCK: u64 = 0x0;
 const SGL_LAST_SEGMENT: u64 = 0x3;
-/// What `dma_map_page_attrs` returns on failure (`DMA_MAPPING_ERROR`, all
-/// ones; `dma_mapping_error` is an inline function bindgen cannot call).
-const DMA_MAPPING_ERROR: u64 = u64::MAX;
 
 // ANCHOR: map
 /// The pages of one request, mapped for the controller: each piece's bus

@@ -25,7 +25,7 @@ use super::request;
 
 /// What `dma_map_page_attrs` returns on failure (`DMA_MAPPING_ERROR`, all
 /// ones; `dma_mapping_error` is an inline function bindgen cannot call).
-const DMA_MAPPING_ERROR: u64 = u64::MAX;
+pub(crate) const DMA_MAPPING_ERROR: u64 = u64::MAX;
 
 // ANCHOR: dma_piece
 /// The data of one request, one contiguous piece of it mapped for the
