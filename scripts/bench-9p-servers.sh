@@ -29,15 +29,12 @@ KO="$REPO/build/modules-fast/solutions/$STAGE/r9p.ko"
 [ "$(stat -c %s "$QDIR/big" 2>/dev/null)" = $((256 << 20)) ] ||
 	head -c $((256 << 20)) /dev/urandom >"$QDIR/big"
 
-# The VM, booted as scripts/vm.sh boots it (the same kernel, root and
-# flags), plus what vm.sh has no option for: a second virtio-9p export,
-# of the fixture alone (tag rkwbench), which the guest mounts with the
-# options of the other two, since the VM's root is mounted cache=loose and
-# would be answered from the guest's page cache; and a directory shared
-# with the host, where an agent tells the guest how much CPU time QEMU's
-# threads have used.
-KDIR=$(current_kdir fast)
-[ -n "$KDIR" ] || die "no fast kernel yet: run 'make setup' first"
+# The VM (scripts/vm.sh), 2 vCPUs, with a second virtio-9p export, of the
+# fixture alone (tag rkwbench), which the guest mounts with the options of
+# the other two, since the VM's root is mounted cache=loose and would be
+# answered from the guest's page cache; and a directory shared with the
+# host, where an agent tells the guest how much CPU time QEMU's threads
+# have used.
 ACCEL=${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}
 AGENT=$(mktemp -d /tmp/rkw-9pbench-XXXXXX)
 AGENT_PID=""
@@ -46,15 +43,6 @@ cleanup() {
 	rm -rf "$AGENT"
 }
 trap cleanup EXIT
-VNG=(vng --run "$KDIR" --user root --force-9p --cpus 2 --memory "${RKW_VM_MEMORY:-2G}"
-	--append "panic_on_warn=0 rootflags=version=9p2000.L,trans=virtio,access=any,msize=524288,cache=loose"
-	"--qemu-opts=-fsdev local,id=rkwbench,path=$QDIR,security_model=none,readonly=on,multidevs=remap -device virtio-9p-pci,fsdev=rkwbench,mount_tag=rkwbench"
-	# Threads named after their job (CPU 0/TCG, worker, ...): the agent
-	# leaves the vCPUs out. (-name merges with vng's.)
-	"--qemu-opts=-name guest=virtme-ng,debug-threads=on"
-	"--rwdir=$AGENT"
-	--exec "export RKW_FLAVOUR=fast RKW_BENCH_FIXTURE=$QDIR; bash tests/$STAGE/bench-guest.sh $KO $SAMPLES $AGENT")
-[ "$ACCEL" = kvm ] || VNG+=(--disable-kvm)
 
 # What else runs: the numbers are only as calm as the machine.
 others() { pgrep -c -f '^[^ ]*qemu-system' || true; }
@@ -63,8 +51,12 @@ vms0=$(others) load0=$(load)
 python3 "$REPO/scripts/bench-9p-servers.py" agent "$AGENT" &
 AGENT_PID=$!
 # Under TCG one sample of the three servers takes 5 to 12 minutes (diod is
-# the slow one), depending on what else the machine runs.
-(cd "$REPO" && PATH="$VENV/bin:$PATH" timeout -k 10 $((300 + SAMPLES * 900)) "${VNG[@]}" </dev/null) >"$LOG" 2>&1
+# the slow one), depending on what else the machine runs. QEMU's threads
+# are named after their job (CPU 0/TCG, worker, ...): the agent leaves the
+# vCPUs out. (-name merges with vng's.)
+RKW_VM_CPUS=2 RKW_VM_RWDIR=$AGENT RKW_VM_QEMU_OPTS="-name guest=virtme-ng,debug-threads=on" \
+	RKW_VM_TIMEOUT=$((300 + SAMPLES * 900)) "$REPO/scripts/vm.sh" --devices "9p:rkwbench=$QDIR" \
+	--exec "export RKW_BENCH_FIXTURE=$QDIR; bash tests/$STAGE/bench-guest.sh $KO $SAMPLES $AGENT" >"$LOG" 2>&1
 vms1=$(others) load1=$(load)
 grep -E '^(r9p|diod|qemu) [0-9]+ [a-z0-9-]+ [a-z-]+ [0-9.]+$' "$LOG" >"$RAW" ||
 	die "no samples (see ${LOG#"$REPO"/})"

@@ -10,7 +10,9 @@
 #   RKW_VM_TIMEOUT=seconds (default 600; a hung guest is killed),
 #   RKW_VM_LOG=file (QEMU's NVMe error traces go to FILE.nvme-trace),
 #   RKW_VM_KEEP_IMAGES=dir (keep the NVMe images, as dir/SERIAL.img),
-#   RKW_VM_QMP=yes (as a stage.env's QMP=yes, for --devices and manual runs).
+#   RKW_VM_QMP=yes (as a stage.env's QMP=yes, for --devices and manual runs),
+#   RKW_VM_RWDIR=dir (a host directory the guest may write to, e.g. for a
+#   host agent's answers: scripts/bench-9p-servers.sh).
 #
 # Devices (--devices, or the stage.env's DEVICES=, separated by spaces):
 #   nvme             QEMU's NVMe controller, serial rkw000N, with a 64 MiB
@@ -118,6 +120,7 @@ if [ -n "$QMP" ]; then
 	QEMU_OPTS+=("-machine q35 -qmp unix:$QMP_RUN/qmp.sock,server=on,wait=off")
 	VNG+=("--rwdir=$QMP_RUN/guest")
 fi
+[ -z "${RKW_VM_RWDIR:-}" ] || VNG+=("--rwdir=$RKW_VM_RWDIR")
 NVME=0
 for dev in $DEVICES; do
 	case "$dev" in
