@@ -441,10 +441,12 @@ run_boots() {
 		# Which runs this boot had (boot_out: a failure's excerpt comes
 		# from its boot's file).
 		echo "$out ${pending[*]}" >>"$LOGS/boots"
-		# In a process group of its own (setsid), so that a boot that hangs
-		# can be stopped whole: vm.sh, virtme-ng and QEMU. (This script has
-		# no job control, so the background child is no group leader and
-		# setsid does not fork: $! is vm.sh, and the group's id.)
+		# In a session of its own (setsid), so that a boot that hangs can be
+		# stopped whole: vm.sh, virtme-ng and QEMU. A session, not a process
+		# group: vm.sh runs vng under coreutils' timeout, which makes a
+		# group of its own. (This script has no job control, so the
+		# background child is no group leader and setsid does not fork: $!
+		# is vm.sh, and the session's id.)
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
 			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
@@ -457,9 +459,9 @@ run_boots() {
 		while kill -0 "$vm" 2>/dev/null; do
 			if [ $((SECONDS - t0)) -ge "$limit" ] && ! grep -q '^KTAP version 1' "$out"; then
 				hung=1
-				kill -TERM -- "-$vm" 2>/dev/null
+				pkill -TERM -s "$vm"
 				sleep 5
-				kill -KILL -- "-$vm" 2>/dev/null
+				pkill -KILL -s "$vm"
 				break
 			fi
 			sleep 2

@@ -82,9 +82,11 @@ while [ $# -gt 0 ]; do
 done
 runs=${cmd#*tests/guest-run.sh }
 [ "${FAKE_SILENT:-}" = "" ] || exit 1
-# Boots listed in FAKE_HANG print nothing and never end (a child waits).
+# Boots listed in FAKE_HANG print nothing and never end (a child waits,
+# under coreutils' timeout as vng is in vm.sh: timeout makes a process
+# group of its own, so stopping vm.sh's group does not stop it).
 if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
-	sleep 300 &
+	timeout 300 sleep 300 &
 	echo $! >>"$W/hung-pids"
 	wait
 	exit 0
