@@ -471,15 +471,20 @@ run_boots() {
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
 		echo "boot ${BOOT_ID:+$BOOT_ID.}$BOOT ($FLAVOUR${append:+, $append}): $((SECONDS - t0)) s for ${pending[*]}" >>"$LOGS/vm.seconds"
-		# Keep the stages this boot did not reach; drop the one it was in
-		# when it stopped (its results stand as they are).
-		local rest=()
-		local reached
+		# Keep the runs this boot did not begin; drop the one it was in
+		# when it stopped (its results stand as they are). Per tree: on the
+		# fast kernel a stage's solution and skeleton share a run, and a
+		# boot that stopped in the solution's never began the skeleton's.
+		local rest=() reached r t trees left
 		reached=$(python3 "$REPO/scripts/ktap.py" reached "$log")
 		for r in "${pending[@]}"; do
-			grep -q "^${r%%:*} " <<<"$reached" || rest+=("$r")
+			trees=${r#*:} left=""
+			for t in ${trees//,/ }; do
+				grep -qx "${r%%:*} $t" <<<"$reached" || left+=${left:+,}$t
+			done
+			[ -z "$left" ] || rest+=("${r%%:*}:$left")
 		done
-		if [ ${#rest[@]} -lt ${#pending[@]} ]; then
+		if [ "${rest[*]}" != "${pending[*]}" ]; then
 			retried=""
 			pending=("${rest[@]}")
 			continue
