@@ -48,6 +48,6 @@ vms1=$(others) load1=$(load)
 rm -f "$RKW_VM_LOG.nvme-trace"
 grep -E '^# |^RKW:vm-timeout' "$RAW" >&2 || true
 grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the benchmark (see ${RAW#"$REPO"/})"
-note="Measured $started by \`scripts/bench-9p-reactor.sh $ROUNDS\` ($wall s in all, commit $commit): $(cat "$CACHE/accel" 2>/dev/null || echo tcg) on $(nproc) cores, host load $load0 before and $load1 after, $vms0 other VMs running before and $vms1 after."
+note="Measured $started by \`scripts/bench-9p-reactor.sh $ROUNDS\` ($wall s in all, commit $commit): $(vm_accel) on $(nproc) cores, host load $load0 before and $load1 after, $vms0 other VMs running before and $vms1 after."
 python3 "$REPO/scripts/bench-9p-reactor-report.py" "$RAW" "$note" \
 	"$([ "${BENCH_PAGE:-}" = no ] || echo "$REPO/book/src/benchmarks.md")"

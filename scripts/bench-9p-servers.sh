@@ -35,7 +35,7 @@ KO="$REPO/build/modules-fast/solutions/$STAGE/r9p.ko"
 # answered from the guest's page cache; and a directory shared with the
 # host, where an agent tells the guest how much CPU time QEMU's threads
 # have used.
-ACCEL=${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}
+ACCEL=$(vm_accel)
 AGENT=$(mktemp -d /tmp/rkw-9pbench-XXXXXX)
 AGENT_PID=""
 cleanup() {

@@ -92,7 +92,7 @@ grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the benchmark 
 
 python3 "$REPO/scripts/bench-nvme-report.py" --raw "$RAW" --trace "$TRACE" --rounds "$ROUNDS" \
 	--secs "$SECS" --wall "$wall" --loads "$LOADS" --started "$started" --commit "$commit" \
-	--qemu "$(qemu-system-x86_64 --version | head -1)" --accel "$(cat "$CACHE/accel" 2>/dev/null || echo tcg)" \
+	--qemu "$(qemu-system-x86_64 --version | head -1)" --accel "$(vm_accel)" \
 	--host-cpus "$(nproc)" --page "$([ "$PAGE_DIR" = no ] || echo "$PAGE_DIR")" \
 	--plot "$REPO/scripts/bench-plot.py" --summary "$OUT/nvme-summary.json" --src "$OUT/nvme-src" \
 	--stage "$STAGE"

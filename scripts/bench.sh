@@ -30,7 +30,7 @@ secs() { # secs CMD...: wall-clock seconds of CMD, with 0.1 s resolution
 }
 
 if part boot; then
-	say "VM boots ($(cat "$CACHE/accel" 2>/dev/null || echo tcg))"
+	say "VM boots ($(vm_accel))"
 	for f in fast debug; do
 		for run in 1 2; do
 			record "vm-boot-$f-run$run" "$(RKW_FLAVOUR=$f secs "$REPO/scripts/vm.sh" --probe)" s

@@ -51,6 +51,10 @@ current_kdir() { # current_kdir [FLAVOUR]
 	fi
 }
 
+# vm_accel: how VMs run here, kvm or tcg: RKW_ACCEL, else what `make setup`
+# measured (accel.sh), else tcg.
+vm_accel() { echo "${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}"; }
+
 # prune_kernels: removes the kernel builds of an older kernel version,
 # config fragment or rustc, to reclaim their space (setup.sh, at its end).
 # Kept: each flavour's current build, and the build the current version,

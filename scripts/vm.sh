@@ -50,7 +50,7 @@ KDIR=$(current_kdir)
 [ -n "$KDIR" ] && [ -f "$KDIR/arch/x86/boot/bzImage" ] || die "no workshop kernel yet: run 'make setup' first"
 [ -x "$VENV/bin/vng" ] || die "virtme-ng is not installed: run 'make setup' first"
 
-ACCEL=${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}
+ACCEL=$(vm_accel)
 TIMEOUT=${RKW_VM_TIMEOUT:-600}
 
 # The C nvme driver would grab QEMU's NVMe controller before our module can:
