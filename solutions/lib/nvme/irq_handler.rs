@@ -31,11 +31,15 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // nothing to reap lets the kernel tell a stuck line.
         // The block requests among them (stage 13), each finished with the
         // queue's lock released: finishing one may submit its next piece.
-        // The first comes with the reap, in one lock round trip.
-        let (reaped, mut next) = self.0.reap_first();
+        // The first comes with the reap, in one lock round trip, and the
+        // lock is taken again only if the reap left more.
+        let (reaped, mut next, mut more) = self.0.reap_first();
         while let Some((cqe, request)) = next {
             request.finish(&self.0, cqe);
-            next = self.0.take_finished();
+            if !more {
+                break;
+            }
+            (next, more) = self.0.take_finished();
         }
         if reaped > 0 {
             IrqReturn::Handled

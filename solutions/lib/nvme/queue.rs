@@ -440,11 +440,14 @@ impl<P: Pending> QueuePair<P> {
     /// The interrupt handler's reap (the speed stage's): [`QueuePair::reap`],
     /// and in the same lock round trip the first finished request, if any
     /// ([`QueuePair::take_finished`] has the others). Returns how many
-    /// completions there were, and that request.
-    pub(crate) fn reap_first(&self) -> (u32, Option<(Completion, P)>) {
+    /// completions there were, that request, and whether more finished
+    /// requests wait: if not (one completion per interrupt, the usual case
+    /// at low depth), the handler need not take the lock again.
+    pub(crate) fn reap_first(&self) -> (u32, Option<(Completion, P)>, bool) {
         let mut rings = self.rings.lock();
         let n = self.reap_and_wake(&mut rings);
-        (n, Self::take_locked(&mut rings))
+        let first = Self::take_locked(&mut rings);
+        (n, first, !rings.finished.is_empty())
     }
     // ANCHOR_END: reap
 
@@ -617,9 +620,12 @@ impl<P: Pending> QueuePair<P> {
     }
 
     /// Takes a block request whose completion the handler reaped, if there
-    /// is one, with its completion: its identifier is free again.
-    pub(crate) fn take_finished(&self) -> Option<(Completion, P)> {
-        Self::take_locked(&mut self.rings.lock())
+    /// is one, with its completion: its identifier is free again. And
+    /// whether more wait, as [`QueuePair::reap_first`] says.
+    pub(crate) fn take_finished(&self) -> (Option<(Completion, P)>, bool) {
+        let mut rings = self.rings.lock();
+        let next = Self::take_locked(&mut rings);
+        (next, !rings.finished.is_empty())
     }
 
     /// `take_finished`, with the lock held. The request moves once, out of
