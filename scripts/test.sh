@@ -480,7 +480,7 @@ run_boots() {
 		for r in "${pending[@]}"; do
 			trees=${r#*:} left=""
 			for t in ${trees//,/ }; do
-				grep -qx "${r%%:*} $t" <<<"$reached" || left+=${left:+,}$t
+				grep -qxF "${r%%:*} $t" <<<"$reached" || left+=${left:+,}$t
 			done
 			[ -z "$left" ] || rest+=("${r%%:*}:$left")
 		done

@@ -221,8 +221,9 @@ impl pci::Driver for RNvmeDriver {
             let sgl = module_parameters::sgl.value() != 0;
             let ns = ctrl.identify_namespace(pdev, disk::NSID)?;
             let zero_copy = ZeroCopy::new(pdev, &id, zero_copy, sgl);
-            // New: requests of one piece mapped in one call, if zero copy is
-            // on (and keeps offsets).
+            // New: requests of one piece mapped in one call, when zero copy
+            // is on (the `zero_copy` parameter: off, every request is
+            // bounced).
             let one_piece = zero_copy.device().is_some();
             let full = FullDisk::new(pdev, zero_copy, &id, &ns);
             let speedups = SpeedDisk::new(pdev, full, io.len(), one_piece)?;

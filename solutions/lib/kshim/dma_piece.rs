@@ -70,14 +70,16 @@ impl DmaPiece {
         } else {
             DataDirection::FromDevice.into()
         };
-        // `Device` is `#[repr(transparent)]` over the C `struct device` (its
-        // `as_raw` is the kernel crate's own).
+        // CAST: `Device` is `#[repr(transparent)]` over the C `struct device`
+        // (its `as_raw` is the kernel crate's own).
         let dev: *mut bindings::device = core::ptr::from_ref(dev).cast_mut().cast();
         let len32 = u32::try_from(len).ok()?;
         // SAFETY: `page`, `in_page` and `len` are the request's data, which
         // stays the driver's until the request ends, after this piece is
-        // dropped; its pages are physically contiguous (one vector entry);
-        // `dev` is our bound device.
+        // dropped; its pages are physically contiguous (one vector entry).
+        // `dev` is bound as long as the piece lives: the piece is dropped
+        // before its request ends, and the disk (whose deletion waits for
+        // its requests) is deleted before the driver is unbound.
         let addr = unsafe { bindings::dma_map_page_attrs(dev, page, in_page, len, dir, 0) };
         if addr == DMA_MAPPING_ERROR {
             return None;

@@ -154,7 +154,7 @@ pub(crate) fn for_each_page<T: Operations>(
         while iter.bi_size > 0 {
             // SAFETY: While `bi_size` is left, `bi_idx` is inside the vector.
             let bv = unsafe { *vecs.add(iter.bi_idx as usize) };
-            let offset = (bv.bv_offset + iter.bi_offset) as usize;
+            let offset = bv.bv_offset as usize + iter.bi_offset as usize;
             // A vector entry may span several physically contiguous pages:
             // one at a time.
             let in_page = offset % page_size;
@@ -210,7 +210,7 @@ pub(crate) fn contiguous<T: Operations>(
     if bv.bv_len.checked_sub(iter.bi_offset)? < iter.bi_size {
         return None;
     }
-    let offset = (bv.bv_offset + iter.bi_offset) as usize;
+    let offset = bv.bv_offset as usize + iter.bi_offset as usize;
     Some((
         // SAFETY: As in `for_each_page`: the entry's pages are contiguous,
         // and this is the one that holds `offset`.

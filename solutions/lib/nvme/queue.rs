@@ -442,7 +442,10 @@ impl<P: Pending> QueuePair<P> {
     /// ([`QueuePair::take_finished`] has the others). Returns how many
     /// completions there were, that request, and whether more finished
     /// requests wait: if not (one completion per interrupt, the usual case
-    /// at low depth), the handler need not take the lock again.
+    /// at low depth), the handler need not take the lock again. That holds
+    /// because the handler alone reaps an I/O queue (`reap` is for the admin
+    /// queue): a request another reaper marked `Done` after this check would
+    /// wait for the handler's next interrupt.
     pub(crate) fn reap_first(&self) -> (u32, Option<(Completion, P)>, bool) {
         let mut rings = self.rings.lock();
         let n = self.reap_and_wake(&mut rings);
