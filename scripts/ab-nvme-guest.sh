@@ -14,7 +14,7 @@
 set -uo pipefail
 AFTER_KO=$1 BEFORE_KO=$2 KDIR=$3 ROUNDS=$4 SECS=$5
 shift 5
-# COMMON, WL (the workloads), die, load_rnvme, and the switching of the
+# COMMON, WL (the workloads), die, load_rnvme, fio_sum, and the switching of the
 # controller between the drivers.
 . "$(dirname "$0")/nvme-drivers-guest.sh"
 nvme_measure_start "$AFTER_KO" "$KDIR" "$@"
@@ -35,7 +35,7 @@ for ((r = 1; r <= ROUNDS; r++)); do
 			fio --name="$w" --filename="$DEV" $COMMON ${WL[$w]} >/tmp/fio.json 2>/tmp/fio.err ||
 				die "fio $w on $who ($DEV) failed: $(tail -5 /tmp/fio.err)"
 			unbind "$who"
-			echo "RKW-AB $r $w $who $(python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t["read"]["iops"] + t["write"]["iops"] for t in j["jobs"]))' /tmp/fio.json)"
+			echo "RKW-AB $r $w $who $(fio_sum /tmp/fio.json iops)"
 		done
 	done
 done

@@ -18,7 +18,8 @@
 #                                           (WHO: c, else rnvme: ours, bounce, ...)
 #   bind WHO, unbind WHO                    the controller to WHO's driver and back;
 #                                           bind sets DEV, the disk, and BIND_MS
-#   fio_ios JSON                            the I/Os of a fio run, read and written
+#   fio_ios JSON, fio_sum JSON FIELD        the I/Os of a fio run, read and written;
+#                                           FIELD (iops) summed the same way
 #
 # It sets COMMON (fio's arguments for every workload, with SECS seconds)
 # and WL (workload name: its fio arguments), and defines die.
@@ -45,11 +46,13 @@ declare -A WL=(
 	[randwrite-qd32]="--rw=randwrite --bs=4k --iodepth=32 --numjobs=1"
 )
 
-# fio_ios JSON: the I/Os fio's JSON output says its jobs did, reads and
-# writes.
-fio_ios() {
-	python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t["read"]["total_ios"] + t["write"]["total_ios"] for t in j["jobs"]))' "$1"
+# fio_sum JSON FIELD: FIELD of fio's JSON output (total_ios, iops), reads
+# and writes, summed over its jobs.
+fio_sum() {
+	python3 -S -c 'import json,sys; j=json.load(open(sys.argv[1])); print(sum(t[d][sys.argv[2]] for t in j["jobs"] for d in ("read", "write")))' "$1" "$2"
 }
+# fio_ios JSON: the I/Os fio's jobs did, reads and writes.
+fio_ios() { fio_sum "$1" total_ios; }
 
 die() {
 	echo "RKW-ERROR $*"

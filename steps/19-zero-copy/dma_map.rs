@@ -310,9 +310,7 @@ impl ZeroCopy {
             bounced: Atomic::new(0),
         }
     }
-}
 
-impl ZeroCopy {
     /// The device to map requests for, if zero copy is on (stage 21's
     /// one-piece mappings ask too).
     pub(crate) fn device(&self) -> Option<&Device> {
