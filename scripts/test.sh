@@ -73,10 +73,10 @@ judge() {
 	local stage=$1 tree=$2 log=$3 p f sk ended gave_up=""
 	read -r p f sk ended < <(count "$stage" "$tree" "$log")
 	local total=$((p + f))
-	# A run that never began because the kernel was tainted at boot twice
-	# (run_boots) proves nothing, for either tree.
-	[ "$ended" = 1 ] || ! grep -qs 'RKW:gave-up' "$(boot_out "$stage" "$tree")" ||
-		gave_up="it did not run: the kernel was tainted at boot in two boots in a row"
+	# A run that never began because run_boots gave up (a kernel tainted at
+	# boot, or a boot that hung, twice in a row) proves nothing, for either
+	# tree; the reason is run_boots's, up to its colon.
+	[ "$ended" = 1 ] || gave_up=$(sed -n 's/^# RKW:gave-up \([^:]*\):.*/it did not run: \1/p' "$(boot_out "$stage" "$tree")" 2>/dev/null | head -1)
 	if [ "$tree" = solutions ]; then
 		if [ "$ended" = 1 ] && [ "$f" = 0 ] && [ "$p" -gt 0 ]; then
 			ok "$stage: solution passes its test ($p/$total checks)"
@@ -120,7 +120,7 @@ boot_excerpt() {
 		return
 	fi
 	echo "its boot: ${out#"$REPO"/}"
-	grep -E 'RKW:vm-timeout|RKW:boot-hung|RKW:retry|RKW:gave-up|# SKIP kernel tainted|^# kernel tainted|Kernel panic|BUG:|Oops' "$out" | head -8
+	grep -E 'RKW:vm-timeout|RKW:boot-hung|RKW:stalled|RKW:retry|RKW:gave-up|# SKIP kernel tainted|^# kernel tainted|Kernel panic|BUG:|Oops' "$out" | head -8
 	echo "its last lines:"
 	tail -20 "$out"
 }
@@ -266,7 +266,7 @@ plan_jobs() {
 		fi
 	done
 	for g in "${groups[@]}"; do
-		local members first append="" extra
+		local members first
 		read -ra members <<<"${group_of[$g]}"
 		first=${members[0]%%:*}
 		# A skeleton that leaves the VM unfit for the stages after it
@@ -281,10 +281,7 @@ plan_jobs() {
 			fi
 		done
 		members=("${rest[@]}" "${last[@]}")
-		wants_kmemleak "$flavour" "${members[0]}" && append="kmemleak=on"
-		extra=$(stage_env "$first" APPEND)
-		[ -z "$extra" ] || append="$append${append:+ }$extra"
-		echo "$flavour|$append|$(stage_env "$first" CPUS)|$(stage_env "$first" QMP)|$((BOOT_SECONDS + ${group_secs[$g]}))|${members[*]}"
+		echo "$flavour|$(boot_args "$flavour" "$first")|$((BOOT_SECONDS + ${group_secs[$g]}))|${members[*]}"
 	done
 	for kind in plain leak; do
 		local -n list=$kind
@@ -304,6 +301,31 @@ plan_jobs() {
 	done
 }
 BOOT_SECONDS=60
+
+# boot_args FLAVOUR STAGE: "APPEND|CPUS|QMP" of a boot that runs STAGE:
+# kmemleak=on on the debug kernel if the stage checks for leaks; a stage
+# that boots on its own or in a group (BOOT= in stage.env) adds its kernel
+# arguments (APPEND), vCPUs (CPUS) and QMP. (The stages of a group agree.)
+boot_args() {
+	local append=""
+	wants_kmemleak "$1" "$2" && append="kmemleak=on"
+	if [ -n "$(stage_env "$2" BOOT)" ]; then
+		local extra
+		extra=$(stage_env "$2" APPEND)
+		echo "$append${append:+${extra:+ }}$extra|$(stage_env "$2" CPUS)|$(stage_env "$2" QMP)"
+	else
+		echo "$append||"
+	fi
+}
+
+# run_stage STAGE TREES: STAGE's TREES (comma-separated) in as few boots as
+# possible, booted as make test boots the stage (scripts/rkw/teeth.py's
+# way to boot, through rkw.boots). VMLOG, LOGS and BOOT as for run_boots.
+run_stage() {
+	local append cpus qmp
+	IFS='|' read -r append cpus qmp <<<"$(boot_args "$FLAVOUR" "$1")"
+	RKW_VM_CPUS=$cpus RKW_VM_QMP=$qmp run_boots "$append" "$1:$2"
+}
 
 # estimate FLAVOUR NN-name:trees: the seconds these trees' tests took in the
 # last make test on this machine (build/test-logs/vm-seconds.txt, from the
@@ -409,24 +431,34 @@ wants_kmemleak() {
 }
 
 # run_boots KERNEL_ARGS NN-name:trees...: test the stages in as few boots as
-# possible.
+# possible; the one way this project boots a VM to run tests (make test,
+# make check, and scripts/teeth.py through run_stage). The caller sets
+# VMLOG (the runs' KTAP is appended there), LOGS, BOOT (the boots so far);
+# RKW_VM_CPUS and RKW_VM_QMP reach vm.sh; GUEST_ENV goes before the guest's
+# command; AFTER_VM_TREES (e.g. "solutions") limits after-vm.sh to those
+# trees. A guest that hangs is stopped: silent for RKW_BOOT_LIMIT (600) s
+# before its first line, or for a tree's limit and 120 s more after it.
 run_boots() {
 	local append=$1 log="$VMLOG" devices="" r
 	shift
-	local pending=("$@") budget=120 t retried=""
+	local pending=("$@") budget=120 t t2 trees tree_limit=0 retried=""
 	for r in "${pending[@]}"; do
 		devices+=" $(stage_env "${r%%:*}" DEVICES)"
-		# Each tree's test may take TIMEOUT seconds (stage.env; 240).
-		t=$(stage_env "${r%%:*}" TIMEOUT)
-		budget=$((budget + 2 * ${t:-240} + 20))
+		# Each tree's test may take TIMEOUT seconds (stage.env; 240), or
+		# RKW_TEST_TIMEOUT if set (it reaches the guest: guest-run.sh).
+		t=${RKW_TEST_TIMEOUT:-$(stage_env "${r%%:*}" TIMEOUT)}
+		t=${t:-240}
+		[ "$t" -le "$tree_limit" ] || tree_limit=$t
+		trees=${r#*:}
+		for t2 in ${trees//,/ }; do budget=$((budget + 2 * t + 20)); done
 	done
+	local guest_env="${GUEST_ENV:-}${RKW_TEST_TIMEOUT:+ RKW_TEST_TIMEOUT=$RKW_TEST_TIMEOUT}"
+	guest_env=${guest_env# }
 	devices=$(tr ' ' '\n' <<<"$devices" | sort -u | xargs)
 	while [ ${#pending[@]} -gt 0 ]; do
 		BOOT=$((BOOT + 1))
 		[ -n "$LEARNER" ] && say "booting the VM and running the test${append:+ ($append)}"
 		local t0=$SECONDS
-		# A hung guest is killed: each tree's test has TIMEOUT (240) s in
-		# the guest (guest-run.sh), the boot gets 120 s.
 		# Each boot has a file of its own, added to the log afterwards: vng
 		# re-opens its output by name (truncating it), so a second boot
 		# cannot append to the first one's file.
@@ -449,16 +481,31 @@ run_boots() {
 		# is vm.sh, and the session's id.)
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
-			--exec "${GUEST_ENV:+$GUEST_ENV }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
-		local vm=$! hung="" limit=${RKW_BOOT_LIMIT:-600}
+			--exec "${guest_env:+$guest_env }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
+		local vm=$! hung="" stalled="" limit=${RKW_BOOT_LIMIT:-600} began="" size=-1 quiet=$SECONDS
+		local stall=${RKW_STALL_LIMIT:-$((tree_limit + 120))}
 		# The guest's first line (guest-run.sh's "KTAP version 1") comes
 		# within a minute or two of the boot, on a busy machine. A boot
 		# silent for RKW_BOOT_LIMIT s never reached it (seen once: a debug
 		# boot that printed nothing for 20 minutes, which the budget would
 		# have let run for an hour): it is stopped, and booted once more.
+		# After it, guest-run.sh stops each tree's test at its limit and
+		# says so: a guest silent for longer than that is stuck in the
+		# kernel (a busy loop in a worker, an rmmod that never returns):
+		# it is stopped, and the runs it did not begin get a fresh boot.
 		while kill -0 "$vm" 2>/dev/null; do
-			if [ $((SECONDS - t0)) -ge "$limit" ] && ! grep -q '^KTAP version 1' "$out"; then
-				hung=1
+			if [ -z "$began" ]; then
+				if grep -q '^KTAP version 1' "$out"; then
+					began=1 quiet=$SECONDS
+				elif [ $((SECONDS - t0)) -ge "$limit" ]; then
+					hung=1
+				fi
+			elif [ "$(stat -c %s "$out")" != "$size" ]; then
+				size=$(stat -c %s "$out") quiet=$SECONDS
+			elif [ $((SECONDS - quiet)) -ge "$stall" ]; then
+				stalled=$((SECONDS - quiet))
+			fi
+			if [ -n "$hung$stalled" ]; then
 				pkill -TERM -s "$vm"
 				sleep 5
 				pkill -KILL -s "$vm"
@@ -467,6 +514,7 @@ run_boots() {
 			sleep 2
 		done
 		wait "$vm" 2>/dev/null
+		[ -z "$stalled" ] || echo "# RKW:stalled the guest printed nothing for $stalled s, longer than a test may run ($tree_limit s): something in the kernel never returned (a loop, a wait, an rmmod); the VM was stopped" >>"$out"
 		[ -z "$hung" ] || echo "# RKW:boot-hung the guest printed nothing in $limit s: stopped" >>"$out"
 		cat "$out" >>"$log"
 		[ -z "$keep" ] || after_vm "$keep" "$log" "${pending[@]}"
@@ -508,6 +556,8 @@ run_boots() {
 				continue
 			fi
 			echo "# RKW:gave-up the boot hung twice in a row, before any test ran: ${pending[*]} did not run" | tee -a "$out" >>"$log"
+		elif [ -n "$stalled" ]; then
+			echo "# RKW:gave-up the guest stalled before any test began: ${pending[*]} did not run" | tee -a "$out" >>"$log"
 		fi
 		break
 	done
@@ -524,6 +574,7 @@ after_vm() {
 		stage=${r%%:*} trees=${r#*:}
 		[ -f "$REPO/tests/$stage/after-vm.sh" ] || continue
 		for t in ${trees//,/ }; do
+			[ -z "${AFTER_VM_TREES:-}" ] || [[ " $AFTER_VM_TREES " == *" $t "* ]] || continue
 			[ "$(count "$stage" "$t" "$log" | cut -d' ' -f4)" = 1 ] || continue
 			{
 				printf 'KTAP version 1\n# host side, after the VM\n1..1\n'
@@ -560,7 +611,7 @@ learner_report() {
 	boot=$(boot_out "$stage" steps)
 	[ -f "$boot" ] || boot=$log
 	if [ "$ended" != 1 ] && [ $((p + f + sk)) = 0 ]; then
-		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout|RKW:gave-up|^# kernel tainted' "$boot"; echo "The VM stopped early; its last lines:"; tail -25 "$boot")"
+		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout|RKW:stalled|RKW:gave-up|^# kernel tainted' "$boot"; echo "The VM stopped early; its last lines:"; tail -25 "$boot")"
 		return
 	fi
 	python3 "$REPO/scripts/ktap.py" report "$log" "$stage" steps
@@ -568,7 +619,7 @@ learner_report() {
 	PASSED=$((PASSED + p))
 	FAILED=$((FAILED + f))
 	if [ "$ended" != 1 ]; then
-		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout' "$boot"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$boot")"
+		notok "$stage: the VM run finished" "$(grep -E 'RKW:vm-timeout|RKW:stalled' "$boot"; echo "The VM stopped before the test's end; its last lines:"; tail -15 "$boot")"
 	elif [ "$f" = 0 ]; then
 		# The build is a check too (counted by ok above): one count, the
 		# same as the closing "N passed, N failed".

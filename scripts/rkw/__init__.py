@@ -4,7 +4,8 @@ Run a task as `python3 -m rkw TASK [ARGS...]` with scripts/ on sys.path
 (`PYTHONPATH=scripts`), or through its wrapper, scripts/TASK.py, the name
 the Makefile, the tests and the book call. A task's module has the usage in
 its docstring. The modules the tasks share: `stages` (the stages and their
-stage.env), `rust` (Rust source facts on tree-sitter-rust).
+stage.env), `rust` (Rust source facts on tree-sitter-rust), `boots` (VM
+boots for tests: scripts/test.sh's run_boots, the one way to boot).
 """
 
 import importlib

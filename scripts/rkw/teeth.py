@@ -60,7 +60,8 @@ tree's stamp at the same offset, and host-test.sh cannot take a variant
 tree; a variant that changes prp.rs gets the prp host tests (filter
 nvme_prp) in such a copy instead, counted as more checks.
 
-Logs: build/teeth/logs/NN-name.vm.log (the boots), .build.log (compiler
+Logs: build/teeth/logs/NN-name.vm.log (the runs; each boot's output in
+vm-NN-name-FLAVOUR-N.out), .build.log (compiler
 output of the variants that failed), .details (each variant's failed checks).
 """
 
@@ -71,12 +72,11 @@ import fcntl
 import os
 import re
 import shutil
-import signal
 import subprocess
 import sys
 import time
 
-from rkw import REPO, ktap, rust, stages
+from rkw import REPO, boots, ktap, rust, stages
 from rkw import skeletons as cs
 
 TEETH = os.path.join(REPO, "build", "teeth")
@@ -468,121 +468,23 @@ def build(v, kdir, modules_dir, kargs):
 
 # ---- running ----------------------------------------------------------------------
 def run_vm(stage, trees, log, boot=0):
-    """All trees in as few boots as possible (a fresh one after a taint);
-    boot: the number of boots this stage had before (their logs are kept).
-    Returns the number of boots after this."""
-    devices = stages.setting(stage, "DEVICES")
-    timeout = int(stages.setting(stage, "TIMEOUT") or 240)
-    per_tree = int(os.environ.get("RKW_TEST_TIMEOUT") or timeout)
-    env = dict(os.environ)
-    append = []
-    if stages.setting(stage, "BOOT"):  # own, or a group of its own (BOOT=NAME)
-        env["RKW_VM_CPUS"] = stages.setting(stage, "CPUS")
-        env["RKW_VM_QMP"] = stages.setting(stage, "QMP")
-        append += stages.setting(stage, "APPEND").split()
-    flavour = env.get("RKW_FLAVOUR", "debug")
-    if flavour == "debug" and stages.setting(stage, "KMEMLEAK") == "yes":
-        append.insert(0, "kmemleak=on")
-    if append:
-        env["RKW_VM_APPEND"] = " ".join(append)
+    """All trees in as few boots as possible, as make test boots them
+    (rkw.boots: test.sh's run_boots). boot: the boots this stage had
+    before (0: a fresh log). after-vm.sh checks the solution only (see the
+    usage). Returns the number of boots after this."""
     if boot == 0:
         open(log, "w").close()
-    pending = list(trees)
-    while pending:
-        boot += 1
-        budget = 120 + len(pending) * (per_tree + 20)
-        env["RKW_VM_TIMEOUT"] = str(budget)
-        env["RKW_VM_LOG"] = os.path.join(LOGS, f"{stage}.boot{boot}")
-        keep = ""
-        if os.path.exists(os.path.join(REPO, "tests", stage, "after-vm.sh")) and "solutions" in pending:
-            keep = subprocess.run(["mktemp", "-d", "/dev/shm/rkw-teeth-XXXXXX"], capture_output=True,
-                                  text=True).stdout.strip()
-        env["RKW_VM_KEEP_IMAGES"] = keep
-        arg = f"{stage}:{','.join(pending)}"
-        t0 = time.time()
-        print(f"  boot {boot}: {len(pending)} trees (budget {budget} s)", flush=True)
-        # vng re-opens its output by name (truncating it): each boot has a
-        # file of its own, added to the log afterwards (as scripts/test.sh).
-        out = os.path.join(LOGS, f"{stage}.boot{boot}.out")
-        with open(out, "w") as f:
-            p = subprocess.Popen(
-                [os.path.join(REPO, "scripts", "vm.sh"), "--devices", devices,
-                 "--exec", f"bash tests/guest-run.sh {arg}"],
-                cwd=REPO, env=env, stdout=f, stderr=subprocess.STDOUT, stdin=subprocess.DEVNULL,
-                start_new_session=True,
-            )
-            # A guest that says nothing for longer than a tree's timeout (and
-            # the boot) is stuck in the kernel (a busy loop in a worker, a
-            # hung rmmod): stop it, and boot again for the trees it did not
-            # reach.
-            last, size = time.time(), -1
-            while p.poll() is None:
-                time.sleep(5)
-                now = os.path.getsize(out)
-                if now != size:
-                    last, size = time.time(), now
-                elif time.time() - last > per_tree + 120:
-                    print(f"  boot {boot}: no output for {time.time() - last:.0f} s: stopping the VM", flush=True)
-                    f.write(f"\nRKW:teeth-stalled no output for {time.time() - last:.0f} s: the VM was stopped\n")
-                    f.flush()
-                    kill_session(p.pid, signal.SIGTERM)
-                    try:
-                        p.wait(30)
-                    except subprocess.TimeoutExpired:
-                        pass
-                    kill_session(p.pid, signal.SIGKILL)
-                    p.wait()
-                    break
-        with open(out) as f, open(log, "a") as lf:
-            lf.write(f.read())
-        print(f"  boot {boot}: {time.time() - t0:.0f} s", flush=True)
-        if keep:
-            after_vm(stage, keep, log)
-        runs, order = ktap.load(log)
-        reached = {t for s, t in order if s == stage}
-        rest = [t for t in pending if t not in reached]
-        if len(rest) == len(pending):
-            break
-        pending = rest
-    return boot
-
-
-def kill_session(sid, sig):
-    """Signal every process of session `sid` (vm.sh's, started with
-    start_new_session): `timeout` puts vng and QEMU in a process group of
-    their own, which a killpg of vm.sh's group would miss, leaving the VM
-    running."""
-    for pid in os.listdir("/proc"):
-        if not pid.isdigit():
-            continue
-        try:
-            with open(f"/proc/{pid}/stat") as f:
-                # Fields after the command's ")": state, ppid, pgrp, session.
-                fields = f.read().rsplit(")", 1)[1].split()
-            if int(fields[3]) == sid:
-                os.kill(int(pid), sig)
-        except (OSError, IndexError, ValueError):
-            pass
-
-
-def after_vm(stage, keep, log):
-    """The stage's host-side checks after the VM, for the solution only."""
-    runs, _ = ktap.load(log)
-    run = runs.get((stage, "solutions"))
-    if run is not None and run.ended:
-        r = subprocess.run(["bash", os.path.join(REPO, "tests", stage, "after-vm.sh"), "solutions", keep],
-                           capture_output=True, text=True)
-        body = "".join("    " + x + "\n" for x in (r.stdout + r.stderr).splitlines())
-        with open(log, "a") as f:
-            f.write(f"KTAP version 1\n# host side, after the VM\n1..1\n    KTAP version 1\n"
-                    f"    # Subtest: {stage} solutions\n{body}ok 1 {stage} solutions\n")
-    shutil.rmtree(keep, ignore_errors=True)
+    t0 = time.time()
+    print(f"  booting for {len(trees)} trees", flush=True)
+    after = boots.run_stage(stage, trees, log, LOGS, boot, boot_id=stage, after_vm_trees="solutions")
+    print(f"  {after - boot} boots, {time.time() - t0:.0f} s", flush=True)
+    return after
 
 
 # The host tests (tests/host) that test a stage's files: run on a variant
 # that changes one of those files. Stages 06, 15, 27 and 32 have no other
 # test; stage 12's after-vm.sh runs its prp tests (on the solution: see
-# run_vm); the others are core-only files whose rules the host tests check
+# the usage); the others are core-only files whose rules the host tests check
 # one by one (the VM test only samples them): 02's parameter checks, 04's
 # register fields.
 HOST_TESTS = {
@@ -809,9 +711,9 @@ def main(argv):
                     # A variant that writes wrong data spoils the disk for
                     # the trees after it (stage 13 checks a pattern the host
                     # put in the image before the boot): a boot per tree.
-                    boots = run_vm(stage, ["solutions"], log)
+                    n = run_vm(stage, ["solutions"], log)
                     for v in runnable:
-                        boots = run_vm(stage, [v.tree], log, boots)
+                        n = run_vm(stage, [v.tree], log, n)
                 else:
                     run_vm(stage, ["solutions"] + [v.tree for v in runnable], log)
                 runs, _ = ktap.load(log)

@@ -91,6 +91,16 @@ if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
 	wait
 	exit 0
 fi
+# Boots listed in FAKE_STALL begin their first run and then print nothing
+# and never end (a test stuck in the kernel), under timeout as above.
+if grep -qw "$n" <<<"${FAKE_STALL:-}"; then
+	r=${runs%% *}
+	printf 'KTAP version 1\n    KTAP version 1\n    # Subtest: %s %s\n' "${r%%:*}" "${r#*:}"
+	timeout 300 sleep 300 &
+	echo $! >>"$W/hung-pids"
+	wait
+	exit 0
+fi
 if [ "$FAKE_TAINTED" = all ] || grep -qw "$n" <<<"$FAKE_TAINTED"; then
 	# shellcheck disable=SC2086 # one argument per run
 	cd "$REPO" && PATH="$W/bin:$PATH" RKW_TAINTED_FILE="$W/tainted" RKW_FLAVOUR=harness bash tests/guest-run.sh $runs
@@ -140,7 +150,7 @@ out=$(FAKE_TAINTED=all in_test_sh '
 	judge 01-hello solutions "$VMLOG"')
 expect "run_boots: a kernel tainted at every boot is booted twice, then fails and says so" "$out" \
 	'grep -qx "boots 2" <<<"$out"' \
-	'grep -q "FAIL.*01-hello: solution passes its test (it did not run: the kernel was tainted at boot in two boots in a row)" <<<"$out"' \
+	'grep -q "FAIL.*01-hello: solution passes its test (it did not run: the kernel was tainted at boot twice in a row, before any test ran)" <<<"$out"' \
 	'grep -q "RKW:gave-up the kernel was tainted at boot twice in a row" <<<"$out"'
 
 # fast: a stage's solution and skeleton share a run; a boot that stops in
@@ -160,7 +170,7 @@ out=$(FAKE_TAINTED=all in_test_sh '
 	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:steps
 	judge 01-hello steps "$VMLOG"')
 expect "judge: a skeleton that never ran (tainted at boot twice) does not count as failing its test" "$out" \
-	'grep -q "FAIL.*01-hello: skeleton is not a solution (it did not run: the kernel was tainted at boot in two boots in a row)" <<<"$out"'
+	'grep -q "FAIL.*01-hello: skeleton is not a solution (it did not run: the kernel was tainted at boot twice in a row, before any test ran)" <<<"$out"'
 
 out=$(FAKE_TAINTED="" FAKE_SILENT=1 in_test_sh '
 	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions
@@ -189,8 +199,24 @@ out=$(FAKE_HANG=all RKW_BOOT_LIMIT=2 in_test_sh '
 	judge 01-hello solutions "$VMLOG"')
 expect "run_boots: a boot that hangs twice in a row is not booted a third time, and says so" "$out" \
 	'grep -qx "boots 2" <<<"$out"' \
-	'grep -q "FAIL.*01-hello: solution passes its test" <<<"$out"' \
+	'grep -q "FAIL.*01-hello: solution passes its test (it did not run: the boot hung twice in a row, before any test ran)" <<<"$out"' \
 	'grep -q "RKW:gave-up the boot hung twice in a row" <<<"$out"'
+
+rm -f "$W/hung-pids"
+out=$(FAKE_STALL=1 RKW_STALL_LIMIT=3 in_test_sh '
+	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions 02-params:solutions
+	echo "boots $(cat "$W/boots-n")"
+	echo "02 $(count 02-params solutions "$VMLOG")"
+	judge 01-hello solutions "$VMLOG"')
+left=$(while read -r p; do kill -0 "$p" 2>/dev/null && echo "$p"; done <"$W/hung-pids")
+expect "run_boots: a guest silent in a test for longer than its limit is stopped whole; the runs it did not begin get a fresh boot" "$out
+left: $left" \
+	'grep -qx "boots 2" <<<"$out"' \
+	'grep -qx "02 1 0 0 1" <<<"$out"' \
+	'grep -q "FAIL.*01-hello: solution passes its test (its VM run did not finish)" <<<"$out"' \
+	'grep -q "RKW:stalled the guest printed nothing for [0-9]* s" <<<"$out"' \
+	'grep -qx "left: " <<<"$out
+left: $left"'
 
 # ---- a failure's excerpt: the lines of its own boot --------------------------
 # As in make test: jobs 6 and 8 in one lane (boot numbers 1, 2 and 3); job 6
@@ -250,6 +276,40 @@ $(cat "$W/built" 2>/dev/null)"
 expect "test.sh builds them for each kernel the stage boots on (debug and fast)" "$out" \
 	'grep -qx "solutions 20-disk-limits debug" <<<"$out"' \
 	'grep -qx "solutions 20-disk-limits fast" <<<"$out"'
+
+# ---- teeth's boots: test.sh's run_boots, through rkw.boots ------------------------
+# The copy of the layout boots the fake VM, which writes down the kernel
+# arguments, vCPUs and QMP each boot was given.
+rm "$W/repo/scripts/vm.sh"
+cat >"$W/repo/scripts/vm.sh" <<'V'
+#!/bin/bash
+echo "${RKW_VM_APPEND:-}|${RKW_VM_CPUS:-}|${RKW_VM_QMP:-}" >>"$W/vm-args"
+exec bash "$W/vm.sh" "$@"
+V
+chmod +x "$W/repo/scripts/vm.sh"
+rm -rf "$W/logs" "$W/boots-n" "$W/vm-args"
+mkdir -p "$W/logs"
+out=$(FAKE_TAINTED="" RKW_FLAVOUR=debug python3 -c '
+import sys
+sys.path.insert(0, sys.argv[1] + "/scripts")
+from rkw import boots
+log, logs = sys.argv[2] + "/logs/t.log", sys.argv[2] + "/logs"
+n = boots.run_stage("13-blk-mq", ["solutions", "teeth-13-w1"], log, logs, 0, "13-blk-mq", "solutions")
+n = boots.run_stage("17-timeouts", ["teeth-17-w1"], log, logs, n, "17-timeouts")
+print("boots", n)' "$W/repo" "$W" 2>&1)
+out="$out
+$(cat "$W/vm-args")
+$(ls "$W/logs")
+$(grep -c "# Subtest: 13-blk-mq solutions" "$W/logs/t.log") runs of 13's solution
+$(grep -c "# Subtest: 13-blk-mq teeth-13-w1" "$W/logs/t.log") runs of its variant"
+expect "rkw.boots: teeth boots through run_boots, with the stage's kernel arguments; after-vm.sh for the trees it names" "$out" \
+	'grep -qx "boots 2" <<<"$out"' \
+	'grep -qx "kmemleak=on|2|" <<<"$out"' \
+	'grep -qx "kmemleak=on swiotlb=force|2|yes" <<<"$out"' \
+	'grep -qx "vm-13-blk-mq-debug-1.out" <<<"$out"' \
+	'grep -qx "vm-17-timeouts-debug-2.out" <<<"$out"' \
+	'grep -qx "2 runs of 13.s solution" <<<"$out"' \
+	'grep -qx "1 runs of its variant" <<<"$out"'
 
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
