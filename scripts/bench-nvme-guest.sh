@@ -24,8 +24,8 @@
 # interrupts off for longer than a tick period is not counted: all falls
 # short of ms/10 per vCPU); ms the run's wall time; ipis the rescheduling
 # and function-call IPIs, switches the context switches, over the run.
-# Also RKW-PATHS lines (how rnvme's requests went: zero copy, with an SGL,
-# bounce buffer), RKW-INFO lines (kernel, queue sizes, what the controller offers),
+# Also RKW-PATHS lines (how rnvme's requests went: mapped for the
+# controller, with an SGL among them, bounce buffer: rnvme_paths), RKW-INFO lines (kernel, queue sizes, what the controller offers),
 # RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and the
 # kernel logged that looks like trouble), and RKW-GUEST-DONE.
 set -uo pipefail
@@ -140,12 +140,10 @@ for r in $ROUND_LIST; do
 			echo "RKW-SAMPLE $r $w $who $((i1 - i0)) $t0 $t1 $((${c1% *} - ${c0% *})) $((${c1#* } - ${c0#* }))" \
 				"$(((w1 - w0) / 1000000)) $((p1 - p0)) $((x1 - x0)) $(tr -d '\n' <<<"$out")"
 			unbind "$who"
-			# rnvme logs, when its disk goes, how its requests went:
-			# "N requests zero copy (M with an SGL), K through a bounce
-			# buffer" (the partition table's reads at bind included).
+			# How rnvme's requests went (logged when its disk goes).
 			if [ "$who" != c ]; then
-				paths=$(dmesg | grep -oE '[0-9]+ requests zero copy \([0-9]+ with an SGL\), [0-9]+ through a bounce buffer' | tail -1)
-				[ -z "$paths" ] || echo "RKW-PATHS $r $w $who $(tr -cs '0-9' ' ' <<<"$paths")"
+				paths=$(dmesg | rnvme_paths)
+				[ -z "$paths" ] || echo "RKW-PATHS $r $w $who $paths"
 			fi
 			if [ "$who" = ours ] && [ "$w" = randread-qd32-jobs ] && [ "$r" = 1 ]; then
 				# rnvme logs at unbind how many completions each queue

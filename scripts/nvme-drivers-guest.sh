@@ -20,6 +20,8 @@
 #                                           bind sets DEV, the disk, and BIND_MS
 #   fio_ios JSON, fio_sum JSON FIELD        the I/Os of a fio run, read and written;
 #                                           FIELD (iops) summed the same way
+#   rnvme_paths < LOG                       "MAPPED SGL BOUNCED": how rnvme's requests
+#                                           went, from the kernel log of its last unbind
 #
 # It sets COMMON (fio's arguments for every workload, with SECS seconds)
 # and WL (workload name: its fio arguments), and defines die.
@@ -110,6 +112,21 @@ load_rnvme() {
 	# shellcheck disable=SC2068
 	insmod $@ || die "insmod $* failed"
 	LOADED="$*"
+}
+
+# rnvme logs when its disk goes how its requests went (stage 19 on): "N
+# requests zero copy (M with an SGL), K through a bounce buffer" (the
+# partition table's reads at bind included); stage 21 also "J requests
+# mapped in one piece", the zero-copy requests its shortcut took (not in N).
+# Mapped: N + J. Nothing if the driver logs no such line.
+rnvme_paths() {
+	local log n m k j
+	log=$(cat)
+	read -r n m k < <(grep -oE '[0-9]+ requests zero copy \([0-9]+ with an SGL\), [0-9]+ through a bounce buffer' <<<"$log" |
+		tail -1 | tr -cs '0-9' ' ')
+	[ -n "${n:-}" ] || return 0
+	j=$(grep -oE '[0-9]+ requests mapped in one piece' <<<"$log" | tail -1 | cut -d' ' -f1)
+	echo "$((n + ${j:-0})) $m $k"
 }
 
 drv_of() { [ "$1" = c ] && echo nvme || echo rnvme; }
