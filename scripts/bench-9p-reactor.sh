@@ -36,15 +36,13 @@ RAW="$OUT/9p-reactor.txt"
 export RKW_VM_QMP=yes RKW_VM_LOG="$OUT/9p-reactor-vm"
 # A round took 50 s under TCG on a quiet host.
 export RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$((300 + ROUNDS * 400))}
-others() { pgrep -c -f '^[^ ]*qemu-system' || true; }
-load() { cut -d' ' -f1 /proc/loadavg; }
-vms0=$(others) load0=$(load)
+vms0=$(vms_running) load0=$(host_load)
 started=$(date -u '+%Y-%m-%d %H:%M UTC')
 t0=$(date +%s)
 "$REPO/scripts/vm.sh" --devices "nvme:serial=rkw-c0" \
 	--exec "bash $REPO/scripts/bench-9p-reactor-guest.sh $OUT/r9p-reactor.ko $OUT/r9p-sync.ko $OUT/rnvme-20.ko $ROUNDS" >"$RAW" 2>&1 || true
 wall=$(($(date +%s) - t0))
-vms1=$(others) load1=$(load)
+vms1=$(vms_running) load1=$(host_load)
 rm -f "$RKW_VM_LOG.nvme-trace"
 grep -E '^# |^RKW:vm-timeout' "$RAW" >&2 || true
 grep -q '^RKW-GUEST-DONE' "$RAW" || die "the guest did not finish the benchmark (see ${RAW#"$REPO"/})"

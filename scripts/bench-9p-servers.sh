@@ -45,9 +45,7 @@ cleanup() {
 trap cleanup EXIT
 
 # What else runs: the numbers are only as calm as the machine.
-others() { pgrep -c -f '^[^ ]*qemu-system' || true; }
-load() { cut -d' ' -f1 /proc/loadavg; }
-vms0=$(others) load0=$(load)
+vms0=$(vms_running) load0=$(host_load)
 python3 "$REPO/scripts/bench-9p-servers.py" agent "$AGENT" &
 AGENT_PID=$!
 # Under TCG one sample of the three servers takes 5 to 12 minutes (diod is
@@ -57,7 +55,7 @@ AGENT_PID=$!
 RKW_VM_CPUS=2 RKW_VM_RWDIR=$AGENT RKW_VM_QEMU_OPTS="-name guest=virtme-ng,debug-threads=on" \
 	RKW_VM_TIMEOUT=$((300 + SAMPLES * 900)) "$REPO/scripts/vm.sh" --devices "9p:rkwbench=$QDIR" \
 	--exec "export RKW_BENCH_FIXTURE=$QDIR; bash tests/$STAGE/bench-guest.sh $KO $SAMPLES $AGENT" >"$LOG" 2>&1
-vms1=$(others) load1=$(load)
+vms1=$(vms_running) load1=$(host_load)
 grep -E '^(r9p|diod|qemu) [0-9]+ [a-z0-9-]+ [a-z-]+ [0-9.]+$' "$LOG" >"$RAW" ||
 	die "no samples (see ${LOG#"$REPO"/})"
 grep '^# ' "$LOG"

@@ -51,6 +51,11 @@ current_kdir() { # current_kdir [FLAVOUR]
 	fi
 }
 
+# What else runs beside a benchmark (its numbers are only as calm as the
+# machine): the QEMU processes running, and the host's load average.
+vms_running() { pgrep -c -f '^[^ ]*qemu-system' || true; }
+host_load() { cut -d' ' -f1 /proc/loadavg; }
+
 # vm_accel: how VMs run here, kvm or tcg: RKW_ACCEL, else what `make setup`
 # measured (accel.sh), else tcg.
 vm_accel() { echo "${RKW_ACCEL:-$(cat "$CACHE/accel" 2>/dev/null || echo tcg)}"; }
