@@ -13,6 +13,7 @@ use kernel::{
 };
 
 use super::queue::{
+    Finished,
     Pending,
     QueuePair, //
 };
@@ -33,13 +34,10 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // queue's lock released: finishing one may submit its next piece.
         // The first comes with the reap, in one lock round trip, and the
         // lock is taken again only if the reap left more.
-        let (reaped, mut next, mut more) = self.0.reap_first();
-        while let Some((cqe, request)) = next {
+        let (reaped, mut next) = self.0.reap_first();
+        while let Some(Finished { cqe, request, more }) = next {
             request.finish(&self.0, cqe);
-            if !more {
-                break;
-            }
-            (next, more) = self.0.take_finished();
+            next = if more { self.0.take_finished() } else { None };
         }
         if reaped > 0 {
             IrqReturn::Handled
