@@ -437,11 +437,11 @@ wants_kmemleak() {
 # RKW_VM_CPUS and RKW_VM_QMP reach vm.sh; GUEST_ENV goes before the guest's
 # command; AFTER_VM_TREES (e.g. "solutions") limits after-vm.sh to those
 # trees. A guest that hangs is stopped: silent for RKW_BOOT_LIMIT (600) s
-# before its first line, or for a tree's limit and 120 s more after it.
+# before its first line, or for a tree's limit and 300 s more after it.
 run_boots() {
 	local append=$1 log="$VMLOG" devices="" r
 	shift
-	local pending=("$@") budget=120 t t2 trees tree_limit=0 retried=""
+	local pending=("$@") budget=120 t trees tree_limit=0 retried=""
 	for r in "${pending[@]}"; do
 		devices+=" $(stage_env "${r%%:*}" DEVICES)"
 		# Each tree's test may take TIMEOUT seconds (stage.env; 240), or
@@ -450,7 +450,7 @@ run_boots() {
 		t=${t:-240}
 		[ "$t" -le "$tree_limit" ] || tree_limit=$t
 		trees=${r#*:}
-		for t2 in ${trees//,/ }; do budget=$((budget + 2 * t + 20)); done
+		for _ in ${trees//,/ }; do budget=$((budget + 2 * t + 20)); done
 	done
 	local guest_env="${GUEST_ENV:-}${RKW_TEST_TIMEOUT:+ RKW_TEST_TIMEOUT=$RKW_TEST_TIMEOUT}"
 	guest_env=${guest_env# }
@@ -466,9 +466,16 @@ run_boots() {
 		local out="$LOGS/$name.out"
 		: >"$out"
 		# Stages with host-side checks of their NVMe images after the VM
-		# (tests/NN-name/after-vm.sh) keep the images.
+		# (tests/NN-name/after-vm.sh) keep the images, if a tree it checks
+		# (AFTER_VM_TREES) is in this boot.
 		for r in "${pending[@]}"; do
-			[ ! -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
+			[ -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || continue
+			trees=${r#*:}
+			for t in ${trees//,/ }; do
+				if [ -z "${AFTER_VM_TREES:-}" ] || [[ " $AFTER_VM_TREES " == *" $t "* ]]; then
+					[ -n "$keep" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
+				fi
+			done
 		done
 		# Which runs this boot had (boot_out: a failure's excerpt comes
 		# from its boot's file).
@@ -483,16 +490,18 @@ run_boots() {
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
 			--exec "${guest_env:+$guest_env }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
 		local vm=$! hung="" stalled="" limit=${RKW_BOOT_LIMIT:-600} began="" size=-1 quiet=$SECONDS
-		local stall=${RKW_STALL_LIMIT:-$((tree_limit + 120))}
+		local stall=${RKW_STALL_LIMIT:-$((tree_limit + 300))}
 		# The guest's first line (guest-run.sh's "KTAP version 1") comes
 		# within a minute or two of the boot, on a busy machine. A boot
 		# silent for RKW_BOOT_LIMIT s never reached it (seen once: a debug
 		# boot that printed nothing for 20 minutes, which the budget would
 		# have let run for an hour): it is stopped, and booted once more.
 		# After it, guest-run.sh stops each tree's test at its limit and
-		# says so: a guest silent for longer than that is stuck in the
-		# kernel (a busy loop in a worker, an rmmod that never returns):
-		# it is stopped, and the runs it did not begin get a fresh boot.
+		# says so, then waits for the module's removal for up to 120 s
+		# (silent) and gives up on it with a line: a guest silent for the
+		# limit and 300 s more is stuck in the kernel (a busy loop in a
+		# worker, a stop that never returns): it is stopped, and the runs
+		# it did not begin get a fresh boot.
 		while kill -0 "$vm" 2>/dev/null; do
 			if [ -z "$began" ]; then
 				if grep -q '^KTAP version 1' "$out"; then
@@ -549,15 +558,15 @@ run_boots() {
 				continue
 			fi
 			echo "# RKW:gave-up the kernel was tainted at boot twice in a row, before any test ran: not booted again; ${pending[*]} did not run (see the kernel's report above)" | tee -a "$out" >>"$log"
-		elif [ -n "$hung" ]; then
+		elif [ -n "$hung$stalled" ]; then
+			# (A guest that stalled before its first test began, as one that
+			# never printed a line: once more, then give up.)
 			if [ -z "$retried" ]; then
 				retried=1
 				echo "# RKW:retry the boot hung before any test ran: a fresh VM runs ${pending[*]}" | tee -a "$out" >>"$log"
 				continue
 			fi
 			echo "# RKW:gave-up the boot hung twice in a row, before any test ran: ${pending[*]} did not run" | tee -a "$out" >>"$log"
-		elif [ -n "$stalled" ]; then
-			echo "# RKW:gave-up the guest stalled before any test began: ${pending[*]} did not run" | tee -a "$out" >>"$log"
 		fi
 		break
 	done

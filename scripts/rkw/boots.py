@@ -13,7 +13,9 @@ import subprocess
 
 from rkw import REPO
 
-_SCRIPT = '. "$REPO/scripts/test.sh" && LOGS=$1 VMLOG=$2 BOOT=$3 && run_stage "$4" "$5" >&2; echo "$BOOT"'
+# run_stage's status is not the runs' (judged from the log): a failure here
+# is one to source test.sh or to run it.
+_SCRIPT = '. "$REPO/scripts/test.sh" && LOGS=$1 VMLOG=$2 BOOT=$3 && run_stage "$4" "$5" >&2 && echo "$BOOT"'
 
 
 def run_stage(stage, trees, log, logs, boot=0, boot_id="", after_vm_trees=""):
@@ -24,5 +26,8 @@ def run_stage(stage, trees, log, logs, boot=0, boot_id="", after_vm_trees=""):
     Returns the number of boots after this."""
     env = dict(os.environ, REPO=REPO, BOOT_ID=boot_id, AFTER_VM_TREES=after_vm_trees)
     r = subprocess.run(["bash", "-c", _SCRIPT, "rkw-boots", logs, log, str(boot), stage, ",".join(trees)],
-                       env=env, stdout=subprocess.PIPE, text=True, check=True)
-    return int(r.stdout.split()[-1])
+                       env=env, stdout=subprocess.PIPE, text=True)
+    last = r.stdout.split()[-1:]
+    if r.returncode != 0 or not last or not last[0].isdigit():
+        raise RuntimeError(f"rkw.boots: test.sh's run_stage failed (status {r.returncode}, said {r.stdout!r})")
+    return int(last[0])

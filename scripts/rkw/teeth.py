@@ -474,6 +474,11 @@ def run_vm(stage, trees, log, boot=0):
     usage). Returns the number of boots after this."""
     if boot == 0:
         open(log, "w").close()
+        # run_boots's records of the boots (test.sh reads them; here they
+        # would only grow).
+        for f in ("boots", "vm.seconds"):
+            if os.path.exists(os.path.join(LOGS, f)):
+                os.remove(os.path.join(LOGS, f))
     t0 = time.time()
     print(f"  booting for {len(trees)} trees", flush=True)
     after = boots.run_stage(stage, trees, log, LOGS, boot, boot_id=stage, after_vm_trees="solutions")

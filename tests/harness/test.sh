@@ -91,6 +91,15 @@ if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
 	wait
 	exit 0
 fi
+# Boots listed in FAKE_QUIET print guest-run.sh's first line, then nothing,
+# and never end (stuck before any test began).
+if grep -qw "$n" <<<"${FAKE_QUIET:-}"; then
+	echo "KTAP version 1"
+	timeout 300 sleep 300 &
+	echo $! >>"$W/hung-pids"
+	wait
+	exit 0
+fi
 # Boots listed in FAKE_STALL begin their first run and then print nothing
 # and never end (a test stuck in the kernel), under timeout as above.
 if grep -qw "$n" <<<"${FAKE_STALL:-}"; then
@@ -217,6 +226,14 @@ left: $left" \
 	'grep -q "RKW:stalled the guest printed nothing for [0-9]* s" <<<"$out"' \
 	'grep -qx "left: " <<<"$out
 left: $left"'
+
+out=$(FAKE_QUIET=1 RKW_STALL_LIMIT=3 in_test_sh '
+	VMLOG="$LOGS/jobs/0.log"; run_boots "" 01-hello:solutions
+	echo "boots $(cat "$W/boots-n")"
+	echo "01 $(count 01-hello solutions "$VMLOG")"')
+expect "run_boots: a guest that stalls before its first test began is booted once more, as a hung boot" "$out" \
+	'grep -qx "boots 2" <<<"$out"' \
+	'grep -qx "01 1 0 0 1" <<<"$out"'
 
 # ---- a failure's excerpt: the lines of its own boot --------------------------
 # As in make test: jobs 6 and 8 in one lane (boot numbers 1, 2 and 3); job 6

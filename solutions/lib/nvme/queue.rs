@@ -154,7 +154,9 @@ pub(super) enum Progress {
     /// Its completion came; the handler finishes it (`take_finished`).
     Done(Completion),
 }
+// ANCHOR_END: slot
 
+// ANCHOR: finished
 /// A block request the handler took out of its slot, to finish with the
 /// lock released.
 pub(crate) struct Finished<P> {
@@ -164,7 +166,7 @@ pub(crate) struct Finished<P> {
     /// lock again: see [`QueuePair::reap_first`]).
     pub(crate) more: bool,
 }
-// ANCHOR_END: slot
+// ANCHOR_END: finished
 
 // ANCHOR: rings
 /// What the submitters and the handler share, under the lock.
@@ -451,11 +453,12 @@ impl<P: Pending> QueuePair<P> {
     /// and in the same lock round trip the first finished request, if any
     /// ([`QueuePair::take_finished`] has the others). Returns how many
     /// completions there were, and that request, which says whether more
-    /// finished requests wait (`Finished::more`): if not (one completion per interrupt, the usual case
-    /// at low depth), the handler need not take the lock again. That holds
-    /// because the handler alone reaps an I/O queue (`reap` is for the admin
-    /// queue): a request another reaper marked `Done` after this check would
-    /// wait for the handler's next interrupt.
+    /// finished requests wait (`Finished::more`): if not (one completion
+    /// per interrupt, the usual case at low depth), the handler need not
+    /// take the lock again. That holds because the handler alone reaps an
+    /// I/O queue (`reap` is for the admin queue): a request another reaper
+    /// marked `Done` after this check would wait for the handler's next
+    /// interrupt.
     pub(crate) fn reap_first(&self) -> (u32, Option<Finished<P>>) {
         let mut rings = self.rings.lock();
         let n = self.reap_and_wake(&mut rings);
