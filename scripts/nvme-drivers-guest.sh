@@ -5,7 +5,7 @@
 # (switched through sysfs: driver_override, bind, unbind), and the fio
 # workloads they measure.
 #
-#   nvme_drivers_load KO KDIR [PARAMS...]   rnvme (with PARAMS) and nvme loaded,
+#   nvme_drivers_load KO KDIR [PARAMS...]   rnvme (with PARAMS) and nvme loaded (and fio run once),
 #                                           the controller bound to neither;
 #                                           sets BDF and DEVDIR
 #   nvme_measure_start KO KDIR [params=..] WL...  the same, the workloads
@@ -82,6 +82,16 @@ nvme_drivers_load() {
 		insmod "$kdir/drivers/nvme/host/nvme.ko" || die "cannot load nvme.ko"
 	fi
 	[ -d /sys/bus/pci/drivers/nvme ] && [ -d /sys/bus/pci/drivers/rnvme ] || die "a driver is missing in /sys/bus/pci/drivers"
+	# fio once before any measurement, on a file in memory: its first start
+	# reads the program and its libraries over the VM's 9P root into the
+	# page cache, which would otherwise fall on whichever driver is
+	# measured first (in the instruction count, rnvme every time: at 4k
+	# QD1 the rest of the kernel ran 1 714 instructions per I/O more than
+	# with C, 144 with this; the benchmark's CPU and wall-time columns of
+	# its first sample too).
+	fio --name=warm-up --filename=/tmp/rkw-fio-warm-up --ioengine=libaio --rw=read --bs=4k --size=1M \
+		--output-format=json >/dev/null 2>&1 || echo "RKW-INFO fio's warm-up run failed"
+	rm -f /tmp/rkw-fio-warm-up
 }
 
 # nvme_measure_start KO KDIR [params=P,P...] WORKLOAD...: where the
@@ -99,14 +109,6 @@ nvme_measure_start() {
 	for w in "${WORKLOADS[@]}"; do [ -n "${WL[$w]:-}" ] || die "no workload $w (there are: ${!WL[*]})"; done
 	# shellcheck disable=SC2086
 	nvme_drivers_load "$ko" "$kdir" $PARAMS
-	# fio once before any measurement, on a file in memory: its first start
-	# reads the program and its libraries over the VM's 9P root into the
-	# page cache, which would otherwise fall on whichever driver is
-	# measured first (in the instruction count, rnvme every time: 400 more
-	# instructions per I/O at QD1 in page-cache and page-allocation code).
-	fio --name=warm-up --filename=/tmp/rkw-fio-warm-up --ioengine=libaio --rw=read --bs=4k --size=1M \
-		--output-format=json >/dev/null 2>&1 || echo "RKW-INFO fio's warm-up run failed"
-	rm -f /tmp/rkw-fio-warm-up
 	# shellcheck source=../tests/qmp.sh
 	if [ -n "${RKW_QMP_DIR:-}" ] && . "$NVME_GUEST_DIR/../tests/qmp.sh"; then
 		qmp '{"execute":"trace-event-set-state","arguments":{"name":"pci_nvme_*","enable":false}}' >/dev/null ||
