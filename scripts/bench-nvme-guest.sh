@@ -25,7 +25,8 @@
 # short of ms/10 per vCPU); ms the run's wall time; ipis the rescheduling
 # and function-call IPIs, switches the context switches, over the run.
 # Also RKW-PATHS lines (how rnvme's requests went: mapped for the
-# controller, with an SGL among them, bounce buffer: rnvme_paths), RKW-INFO lines (kernel, queue sizes, what the controller offers),
+# controller, with an SGL among them, bounce buffer: rnvme_paths),
+# RKW-INFO lines (kernel, queue sizes, what the controller offers),
 # RKW-BIND lines (bind times), RKW-DMESG lines (what the drivers and the
 # kernel logged that looks like trouble), and RKW-GUEST-DONE.
 set -uo pipefail
