@@ -480,7 +480,7 @@ def run_vm(stage, trees, log, boot=0):
             if os.path.exists(os.path.join(LOGS, f)):
                 os.remove(os.path.join(LOGS, f))
     t0 = time.time()
-    print(f"  booting for {len(trees)} trees", flush=True)
+    print(f"  booting for {', '.join(trees)}", flush=True)
     after = boots.run_stage(stage, trees, log, LOGS, boot, boot_id=stage, after_vm_trees="solutions")
     print(f"  {after - boot} boots, {time.time() - t0:.0f} s", flush=True)
     return after
