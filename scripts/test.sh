@@ -472,9 +472,7 @@ run_boots() {
 			[ -f "$REPO/tests/${r%%:*}/after-vm.sh" ] || continue
 			trees=${r#*:}
 			for t in ${trees//,/ }; do
-				if [ -z "${AFTER_VM_TREES:-}" ] || [[ " $AFTER_VM_TREES " == *" $t "* ]]; then
-					[ -n "$keep" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
-				fi
+				! after_vm_checks "$t" || [ -n "$keep" ] || keep=$(mktemp -d /dev/shm/rkw-images-XXXXXX)
 			done
 		done
 		# Which runs this boot had (boot_out: a failure's excerpt comes
@@ -489,7 +487,7 @@ run_boots() {
 		RKW_VM_KEEP_IMAGES=$keep RKW_VM_TIMEOUT=${RKW_VM_TIMEOUT:-$budget} RKW_VM_APPEND=$append \
 			RKW_VM_LOG="$LOGS/$name" setsid "$VM_SH" --devices "$devices" \
 			--exec "${guest_env:+$guest_env }bash tests/guest-run.sh ${pending[*]}" >>"$out" 2>&1 &
-		local vm=$! hung="" stalled="" limit=${RKW_BOOT_LIMIT:-600} began="" size=-1 quiet=$SECONDS
+		local vm=$! hung="" stalled="" limit=${RKW_BOOT_LIMIT:-600} began="" size=-1 now quiet=$SECONDS
 		local stall=${RKW_STALL_LIMIT:-$((tree_limit + 300))}
 		# The guest's first line (guest-run.sh's "KTAP version 1") comes
 		# within a minute or two of the boot, on a busy machine. A boot
@@ -509,10 +507,13 @@ run_boots() {
 				elif [ $((SECONDS - t0)) -ge "$limit" ]; then
 					hung=1
 				fi
-			elif [ "$(stat -c %s "$out")" != "$size" ]; then
-				size=$(stat -c %s "$out") quiet=$SECONDS
-			elif [ $((SECONDS - quiet)) -ge "$stall" ]; then
-				stalled=$((SECONDS - quiet))
+			else
+				now=$(stat -c %s "$out")
+				if [ "$now" != "$size" ]; then
+					size=$now quiet=$SECONDS
+				elif [ $((SECONDS - quiet)) -ge "$stall" ]; then
+					stalled=$((SECONDS - quiet))
+				fi
 			fi
 			if [ -n "$hung$stalled" ]; then
 				pkill -TERM -s "$vm"
@@ -572,6 +573,12 @@ run_boots() {
 	done
 }
 
+# after_vm_checks TREE: whether after-vm.sh checks TREE's runs: every
+# tree's, unless AFTER_VM_TREES names some (teeth: "solutions").
+after_vm_checks() {
+	[ -z "${AFTER_VM_TREES:-}" ] || [[ " $AFTER_VM_TREES " == *" $1 "* ]]
+}
+
 # after_vm IMAGE_DIR LOG NN-name:trees...: the host-side checks of the
 # stages that have them, run on the NVMe images the VM left (one file per
 # controller serial), for each tree whose run in the VM finished; their
@@ -583,7 +590,7 @@ after_vm() {
 		stage=${r%%:*} trees=${r#*:}
 		[ -f "$REPO/tests/$stage/after-vm.sh" ] || continue
 		for t in ${trees//,/ }; do
-			[ -z "${AFTER_VM_TREES:-}" ] || [[ " $AFTER_VM_TREES " == *" $t "* ]] || continue
+			after_vm_checks "$t" || continue
 			[ "$(count "$stage" "$t" "$log" | cut -d' ' -f4)" = 1 ] || continue
 			{
 				printf 'KTAP version 1\n# host side, after the VM\n1..1\n'

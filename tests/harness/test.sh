@@ -82,33 +82,31 @@ while [ $# -gt 0 ]; do
 done
 runs=${cmd#*tests/guest-run.sh }
 [ "${FAKE_SILENT:-}" = "" ] || exit 1
-# Boots listed in FAKE_HANG print nothing and never end (a child waits,
-# under coreutils' timeout as vng is in vm.sh: timeout makes a process
-# group of its own, so stopping vm.sh's group does not stop it).
-if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
+# hang: print nothing more and never end, in a child under coreutils'
+# timeout as vng is in vm.sh (timeout makes a process group of its own, so
+# stopping vm.sh's group does not stop it).
+hang() {
 	timeout 300 sleep 300 &
 	echo $! >>"$W/hung-pids"
 	wait
 	exit 0
+}
+# Boots listed in FAKE_HANG print nothing and hang.
+if [ "${FAKE_HANG:-}" = all ] || grep -qw "$n" <<<"${FAKE_HANG:-}"; then
+	hang
 fi
-# Boots listed in FAKE_QUIET print guest-run.sh's first line, then nothing,
-# and never end (stuck before any test began).
+# Boots listed in FAKE_QUIET print guest-run.sh's first line, then hang
+# (stuck before any test began).
 if grep -qw "$n" <<<"${FAKE_QUIET:-}"; then
 	echo "KTAP version 1"
-	timeout 300 sleep 300 &
-	echo $! >>"$W/hung-pids"
-	wait
-	exit 0
+	hang
 fi
-# Boots listed in FAKE_STALL begin their first run and then print nothing
-# and never end (a test stuck in the kernel), under timeout as above.
+# Boots listed in FAKE_STALL begin their first run, then hang (a test
+# stuck in the kernel).
 if grep -qw "$n" <<<"${FAKE_STALL:-}"; then
 	r=${runs%% *}
 	printf 'KTAP version 1\n    KTAP version 1\n    # Subtest: %s %s\n' "${r%%:*}" "${r#*:}"
-	timeout 300 sleep 300 &
-	echo $! >>"$W/hung-pids"
-	wait
-	exit 0
+	hang
 fi
 if [ "$FAKE_TAINTED" = all ] || grep -qw "$n" <<<"$FAKE_TAINTED"; then
 	# shellcheck disable=SC2086 # one argument per run
