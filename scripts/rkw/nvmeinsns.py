@@ -11,10 +11,11 @@ of scripts/tcg-insns.c, insns-N.txt: "address instructions runs" per
 translation block. Each block's instructions times its runs, charged to
 the function its address falls in (System.map for the kernel, moved as
 its RKW-KSYM line says; the modules from RKW-KSYM; user space as one),
-divided by the I/Os: instructions per I/O; and the blocks' runs per I/O
-(TCG enters a block at every call, return and taken branch). Printed as
-Markdown: the totals by kind of code for both drivers, then the functions
-that differ most.
+divided by the I/Os: instructions per I/O; the blocks' runs per I/O
+(TCG enters a block at every call, return and taken branch); and the
+calls per I/O, the runs of the blocks that begin where a function does.
+Printed as Markdown: the totals by kind of code for both drivers, the
+calls by kind, then the functions that differ most.
 `--page DIR` also writes it into DIR/benchmarks.md, between the "nvme
 instructions" markers.
 """
@@ -104,6 +105,12 @@ class Namer:
         i = bisect.bisect_right(self.addrs, addr) - 1
         return self.names[i] if i >= 0 else "[unknown]"
 
+    def starts(self, addr):
+        """Whether a function of the guest's kernel begins at `addr` (a
+        block there is the function entered: called, or jumped to)."""
+        i = bisect.bisect_left(self.addrs, addr)
+        return addr >= KERNEL_START and i < len(self.addrs) and self.addrs[i] == addr
+
 
 def per_io(dump_path, ios, name):
     """{function: instructions per I/O} from a dump."""
@@ -115,6 +122,21 @@ def per_io(dump_path, ios, name):
                 continue
             fn = name(int(p[0], 16))
             out[fn] = out.get(fn, 0.0) + int(p[1]) * int(p[2]) / max(ios, 1)
+    return out
+
+
+def calls_per_io(dump_path, ios, name):
+    """{function: calls per I/O} from a dump: the runs of the blocks that
+    begin at a function's first address. (User space is not named: no
+    calls counted there.)"""
+    out = {}
+    with open(dump_path, encoding="utf-8") as f:
+        for line in f:
+            p = line.split()
+            if len(p) != 3 or not name.starts(int(p[0], 16)):
+                continue
+            fn = name(int(p[0], 16))
+            out[fn] = out.get(fn, 0.0) + int(p[2]) / max(ios, 1)
     return out
 
 
@@ -159,6 +181,19 @@ def report(runs, counts, name, top, commit):
             x = sum(v for s, v in a.items() if kind_of(s) == kind)
             y = sum(v for s, v in b.items() if kind_of(s) == kind)
             text.append(f"| {what} | {x:.0f} | {y:.0f} | {x - y:+.0f} |")
+        text.append("")
+        ca, cb = (calls_per_io(os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"), runs[(wl, w)]["ios"], name)
+                  for w in ("ours", "c"))
+        text.append("| function calls per I/O (a block run where a function begins) | rnvme | C | difference |")
+        text.append("| --- | ---: | ---: | ---: |")
+        for kind, what, _ in KINDS:
+            if kind == "user":
+                continue
+            x = sum(v for s, v in ca.items() if kind_of(s) == kind)
+            y = sum(v for s, v in cb.items() if kind_of(s) == kind)
+            text.append(f"| {what} | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
+        x, y = sum(ca.values()), sum(cb.values())
+        text.append(f"| in the kernel, in all | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
         text.append("")
         # Ties by name: the same counts give the same page.
         keys = sorted(set(a) | set(b), key=lambda k: (-abs(a.get(k, 0) - b.get(k, 0)), k))[:top]

@@ -383,6 +383,7 @@ pub(crate) fn finish_whole<Z: Speedups>(
 impl<Z: Speedups> InFlight<Z> {
     /// For a Read through the bounce buffer: the data, to the request's
     /// pages. (The controller has written it: its completion came first.)
+    #[inline]
     pub(crate) fn copy_out(&mut self) -> Result {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
@@ -394,6 +395,7 @@ impl<Z: Speedups> InFlight<Z> {
     /// Ends the request with `result`. Its pages are unmapped and its
     /// buffer given back first: once it has ended, blk-mq may hand its tag
     /// to the next request at once.
+    #[inline]
     pub(crate) fn end(self, result: Result) {
         let InFlight {
             rq,
@@ -479,9 +481,10 @@ impl<Z: Speedups> Disk<Z> {
         let cmd = r.first_command(&self.speedups)?;
         // On an error the request is dropped here; blk-mq ends it with the
         // error (or, for EBUSY, queues it again later).
-        hw.queue
-            .issue_batched(tag, &cmd, r, ring)
-            .map_err(|(e, _request)| e)
+        match hw.queue.issue_batched(tag, &cmd, r, ring) {
+            Ok(()) => Ok(()),
+            Err((e, _request)) => Err(e),
+        }
     }
 }
 // ANCHOR_END: queue_rq

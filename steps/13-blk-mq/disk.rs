@@ -383,6 +383,7 @@ pub(crate) fn finish_whole<Z: Speedups>(
 impl<Z: Speedups> InFlight<Z> {
     /// For a Read through the bounce buffer: the data, to the request's
     /// pages. (The controller has written it: its completion came first.)
+    #[inline]
     pub(crate) fn copy_out(&mut self) -> Result {
         if self.opcode != nvm_opc::READ || self.mapping.is_some() {
             return Ok(());
@@ -394,6 +395,7 @@ impl<Z: Speedups> InFlight<Z> {
     /// Ends the request with `result`. Its pages are unmapped and its
     /// buffer given back first: once it has ended, blk-mq may hand its tag
     /// to the next request at once.
+    #[inline]
     pub(crate) fn end(self, result: Result) {
         let InFlight {
             rq,

@@ -195,6 +195,7 @@ impl SpeedDisk {
     /// aligned or not) is mapped in one call, and two PRPs describe it: the
     /// piece, and the start of its second page if it reaches one. No walk
     /// page by page, no list, nothing recorded but the one mapping.
+    #[inline]
     fn map_one<T: Operations>(
         &self,
         rq: &Request<T>,
@@ -233,6 +234,7 @@ impl Speedups for SpeedDisk {
     const BATCH: bool = FullDisk::BATCH;
     const TAG_BYTES: usize = PAGE;
 
+    #[inline]
     fn map<T: Operations>(
         &self,
         rq: &Request<T>,

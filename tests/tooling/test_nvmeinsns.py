@@ -76,6 +76,12 @@ def test_report_and_page(setup):
     assert "| memory copies and fills (`memcpy`, `memset`) | 5 | 0 | +5 |" in text
     assert "`rnvme_fn` [rnvme] | 20 | 0 | +20 |" in text
     assert "abc1234" in text
+    # Calls: C's first block begins where nvme_poll_cq does (200 runs, 200
+    # I/Os); of rnvme's, those where blk_mq_end_request and default_idle
+    # begin.
+    assert "| the driver (rnvme's module; C's `nvme` and `nvme_core`) | 0.0 | 1.0 | -1.0 |" in text
+    assert "| the rest of the kernel (block layer, aio, system calls, interrupts, scheduler) | 1.0 | 0.0 | +1.0 |" in text
+    assert "| in the kernel, in all | 2.0 | 1.0 | +1.0 |" in text
     page = tmp / "benchmarks.md"
     page.write_text(f"before\n{n.BEGIN}\nold\n{n.END}\nafter\n")
     pagesection.replace(str(page), n.BEGIN, n.END, "scripts/insns-nvme.sh", text)
@@ -89,3 +95,15 @@ def test_main_says_what_is_missing(setup, capsys):
     empty.write_text("RKW-GUEST-DONE\n")
     assert n.main([str(empty), "--counts", counts, "--system-map", str(tmp / "System.map")]) == 1
     assert "no RKW-INSNS line" in capsys.readouterr().err
+
+
+def test_calls_are_the_runs_of_blocks_that_begin_a_function(setup, tmp_path):
+    _, name, _, _ = setup
+    dump = tmp_path / "calls.txt"
+    # rnvme_fn entered 300 times, a block inside it 50 times, memcpy_orig
+    # (0x81000100 in System.map, 0x1000 higher in the guest) entered 100
+    # times, and user space (never counted as calls).
+    dump.write_text("ffffffffa0000000 4 300\nffffffffa0000010 9 50\n"
+                    "ffffffff81001100 2 100\n401000 3 1000\n")
+    calls = n.calls_per_io(str(dump), 100, name)
+    assert calls == {"rnvme_fn [rnvme]": 3.0, "memcpy_orig": 1.0}

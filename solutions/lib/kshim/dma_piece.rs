@@ -55,6 +55,7 @@ impl DmaPiece {
     /// piece (`request::contiguous`) that starts on a dword and ends at most
     /// `reach` bytes after the start of its first page; else `None`, and
     /// nothing is mapped.
+    #[inline]
     pub(crate) fn map<T: Operations>(
         dev: &Device,
         rq: &Request<T>,

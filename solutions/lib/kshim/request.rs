@@ -190,6 +190,7 @@ pub(crate) fn for_each_page<T: Operations>(
 /// run on into the pages that follow. (Stage 21 maps it with one call, as
 /// the C driver's `nvme_setup_prp_simple` does. C: `req_bvec`, when
 /// `blk_rq_nr_phys_segments` is 1.)
+#[inline]
 pub(crate) fn contiguous<T: Operations>(
     rq: &Request<T>,
 ) -> Option<(*mut bindings::page, usize, usize)> {
@@ -264,6 +265,7 @@ fn dma_range(buf: &Coherent<[u8]>, at: usize, len: usize) -> Result<*mut u8> {
 // ANCHOR: end
 /// Ends the request: a success, or an error the block layer reports to
 /// whoever waits for it (`Request::end_ok` can only say "success").
+#[inline]
 pub(crate) fn end<T: Operations>(rq: ARef<Request<T>>, result: Result) {
     let rq = match result {
         Ok(()) => match Request::end_ok(rq) {

@@ -165,6 +165,7 @@ impl CmdBuffer {
     // ANCHOR: claim
     /// The buffer, for one command; `None` while another holds it (or a
     /// command that used it was abandoned). Never sleeps.
+    #[inline]
     pub(crate) fn claim(self: &Arc<Self>) -> Option<Claim> {
         // Acquire: what the last holder wrote (and the controller, before
         // its completion) is seen by the new one.

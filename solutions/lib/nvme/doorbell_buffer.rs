@@ -110,6 +110,7 @@ impl DoorbellBuffer {
     /// Writes `value` into shadow doorbell `entry` and returns whether the
     /// register must be written too (the C driver's
     /// `nvme_dbbuf_update_and_check_event`).
+    #[inline]
     pub(crate) fn update(&self, entry: usize, value: u16) -> Result<bool> {
         // The queue entries (an SQ's commands) reach memory before the new
         // tail does: the controller may read the tail at any time.

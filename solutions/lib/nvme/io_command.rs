@@ -96,6 +96,7 @@ pub(crate) enum IoError {
 }
 
 /// `Ok` for a successful status, else what went wrong.
+#[inline]
 pub(crate) fn io_error(status: Status) -> Result<(), IoError> {
     if status.is_success() {
         return Ok(());

@@ -259,6 +259,7 @@ impl<P> Rings<P> {
     /// `Slot::Request`): it is `Done`, for the interrupt handler to take
     /// (`QueuePair::take_finished`) once the lock is dropped: finishing a
     /// request may submit again, to this queue. The request is not moved.
+    #[inline]
     pub(super) fn finish_later(&mut self, cqe: Completion) {
         if let Some(Slot::Request(_, progress @ Progress::Issued(_))) = self.slot(cqe.cid) {
             *progress = Progress::Done(cqe);
@@ -438,6 +439,7 @@ impl<P: Pending> QueuePair<P> {
 
     /// `reap_locked`, and the sleepers woken if a completion was not a
     /// block request's (only a sleeper's, or an abandoned one's, can be).
+    #[inline]
     fn reap_and_wake(&self, rings: &mut Rings<P>) -> u32 {
         let before = rings.finished.len();
         let n = self.reap_locked(rings);
@@ -471,6 +473,7 @@ impl<P: Pending> QueuePair<P> {
     /// it held, which orders the write with [`QueuePair::close_doorbells`].
     /// With shadow doorbells (`use_shadow`), the value goes to the shadow
     /// first, and to the register only if the controller asks for it.
+    #[inline]
     pub(super) fn ring_doorbell(&self, rings: &Rings<P>, value: u16, offset: usize) -> Result {
         if rings.doorbells_closed {
             return Ok(());
@@ -613,6 +616,7 @@ impl<P: Pending> QueuePair<P> {
     }
 
     /// Writes a command into SQ entry `pos`.
+    #[inline]
     fn write_entry(&self, pos: u16, dwords: [u32; 16]) -> Result {
         io_project!(self.sq_mem, [try: usize::from(pos)]).copy_write(dwords);
         Ok(())
@@ -647,6 +651,7 @@ impl<P: Pending> QueuePair<P> {
     /// and a result the callers take apart and build again is a move more
     /// each: `scripts/insns-nvme.sh` counted two more `memcpy` calls per
     /// I/O when `more` was returned beside the request).
+    #[inline]
     fn take_locked(rings: &mut Rings<P>) -> Option<Finished<P>> {
         while let Some(cid) = rings.finished.pop() {
             let Some(slot) = rings.slot(cid) else {
@@ -746,6 +751,7 @@ impl<P: Pending> QueuePair<P> {
 
     /// The completion at the CQ's head, if the controller has posted a new
     /// one there.
+    #[inline]
     pub(super) fn next_completion(&self, cq: &CqRing) -> Result<Option<Completion>> {
         let head = usize::from(cq.head());
         // A new entry shows by its phase tag; the barrier keeps the reads

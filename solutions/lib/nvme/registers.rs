@@ -60,6 +60,7 @@ impl Registers {
 
     /// Writes `value` to the doorbell at `offset`, if the device is still
     /// bound (in any context: the access is RCU-protected).
+    #[inline]
     pub(crate) fn ring_doorbell(&self, value: u16, offset: usize) -> Result {
         let bar = self.bar.try_access().ok_or(ENXIO)?;
         bar.try_write32(u32::from(value), offset)
