@@ -33,11 +33,13 @@ die() {
 # The kernel build is keyed by kernel version, config fragment and compiler:
 # a rustc security update must give a new kernel, or modules will not load.
 kernel_key() { # kernel_key KVER FLAVOUR
-	local kver=$1 flavour=$2 frag rustc
+	local kver=$1 flavour=$2 frag rustc cc
 	# shellcheck disable=SC2046
 	frag=$(cat $(fragments "$flavour") "$REPO/scripts/kernel-config.sh" | sha256sum | cut -c1-12)
 	rustc=$("$RUSTC" --version | sha256sum | cut -c1-8)
-	echo "linux-${kver//[~+]/_}-$flavour-cfg$frag-rustc$rustc"
+	# The C compiler too: the kernel's C and the helpers inlined into Rust.
+	cc=$("clang$LLVM_SUFFIX" --version 2>/dev/null | head -1 | sha256sum | cut -c1-8)
+	echo "linux-${kver//[~+]/_}-$flavour-cfg$frag-rustc$rustc-cc$cc"
 }
 
 # Where the current kernel build of FLAVOUR lives (KDIR overrides); empty

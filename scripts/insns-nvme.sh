@@ -16,7 +16,7 @@
 # (each is translated into several of the host's), though not exactly
 # (a doorbell write, an exit into QEMU, is one instruction).
 #
-# Needs a C compiler for the plugin (clang-19, which make setup installs,
+# Needs a C compiler for the plugin (clang-22, which make setup installs,
 # or cc) and a QEMU with TCG plugins (Debian's 7.2 has them; the plugin is
 # written to its plugin API, version 1). Output: the report (Markdown),
 # also in build/bench/nvme-insns.md; the guest's lines in
@@ -40,8 +40,8 @@ KDIR=$(current_kdir fast)
 
 # The plugin, rebuilt when its source changed.
 PLUGIN="$OUT/tcg-insns.so"
-CC_PLUGIN=$(command -v clang-19 || command -v cc || true)
-[ -n "$CC_PLUGIN" ] || die "no C compiler for the TCG plugin (clang-19 or cc)"
+CC_PLUGIN=$(command -v "clang$LLVM_SUFFIX" || command -v cc || true)
+[ -n "$CC_PLUGIN" ] || die "no C compiler for the TCG plugin (clang$LLVM_SUFFIX or cc)"
 if [ ! -f "$PLUGIN" ] || [ "$REPO/scripts/tcg-insns.c" -nt "$PLUGIN" ]; then
 	"$CC_PLUGIN" -O2 -Wall -shared -fPIC -o "$PLUGIN" "$REPO/scripts/tcg-insns.c" ||
 		die "cannot build the TCG plugin scripts/tcg-insns.c"
