@@ -23,8 +23,9 @@
 #                   them (crates.io and PyPI are not needed where it goes)
 # and not the KVM-or-TCG decision ($CACHE/accel): that is per machine, and
 # the install probes it again. The manifest (the archive's first member) says
-# what the kernels need of a machine: the same rustc, Debian release and
-# architecture, and the same config fragments (the kernel_key computed here).
+# what the kernels need of a machine: the same rustc and clang, Debian
+# release and architecture, and the same config fragments (the kernel_key
+# computed here).
 set -euo pipefail
 . "$(dirname "$0")/common.sh"
 
@@ -290,7 +291,14 @@ install_kit() {
 			key_kit=$(manifest_get "$MANIFEST" "KERNEL_KEY_$f")
 			key_here=$(kernel_key "$kver" "$f")
 			[ "$key_kit" != "$key_here" ] || continue
-			[ "${key_kit##*-rustc}" = "${key_here##*-rustc}" ] || continue # said above
+			# The key ends in -rustcHASH-ccHASH: a rustc apart was said
+			# above; a C compiler apart is said here.
+			local rk=${key_kit##*-rustc} rh=${key_here##*-rustc}
+			[ "${rk%%-cc*}" = "${rh%%-cc*}" ] || continue
+			if [ "${rk##*-cc}" != "${rh##*-cc}" ]; then
+				bad+=("clang: the kit's $f kernel was built by '$(manifest_get "$MANIFEST" CLANG)', this machine has '$("clang$LLVM_SUFFIX" --version 2>/dev/null | head -1 || echo "no clang$LLVM_SUFFIX")'. The kernel inlines C into its Rust code (CONFIG_RUST_INLINE_HELPERS), so a module must be built by the same clang: bring both machines to the same clang$LLVM_SUFFIX (sudo apt-get update && sudo apt-get install clang$LLVM_SUFFIX), or run 'make setup' here.")
+				continue
+			fi
 			local diff=()
 			for p in $(key_inputs "$f"); do
 				[ "$(manifest_get "$MANIFEST" "SHA256 $p")" = "$(sha256sum "$REPO/$p" 2>/dev/null | cut -d' ' -f1)" ] || diff+=("$p")

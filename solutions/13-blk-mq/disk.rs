@@ -480,7 +480,8 @@ impl<Z: Speedups> Disk<Z> {
         let mut r = InFlight::new(self, rq, bounce, opcode, lba, len);
         let cmd = r.first_command(&self.speedups)?;
         // On an error the request is dropped here; blk-mq ends it with the
-        // error (or, for EBUSY, queues it again later).
+        // error (or, for EBUSY, queues it again later). (A `match`, not
+        // `map_err`: one call fewer per request, chapter 21.)
         match hw.queue.issue_batched(tag, &cmd, r, ring) {
             Ok(()) => Ok(()),
             Err((e, _request)) => Err(e),
