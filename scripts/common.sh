@@ -30,6 +30,12 @@ die() {
 	exit 1
 }
 
+# clang_version: the first line of `clang --version` (of LLVM_SUFFIX's
+# clang), empty if there is none: the C compiler the kernels are built by.
+clang_version() {
+	"clang$LLVM_SUFFIX" --version 2>/dev/null | head -1
+}
+
 # The kernel build is keyed by kernel version, config fragment and compiler:
 # a rustc security update must give a new kernel, or modules will not load.
 kernel_key() { # kernel_key KVER FLAVOUR
@@ -38,7 +44,7 @@ kernel_key() { # kernel_key KVER FLAVOUR
 	frag=$(cat $(fragments "$flavour") "$REPO/scripts/kernel-config.sh" | sha256sum | cut -c1-12)
 	rustc=$("$RUSTC" --version | sha256sum | cut -c1-8)
 	# The C compiler too: the kernel's C and the helpers inlined into Rust.
-	cc=$("clang$LLVM_SUFFIX" --version 2>/dev/null | head -1 | sha256sum | cut -c1-8)
+	cc=$(clang_version | sha256sum | cut -c1-8)
 	echo "linux-${kver//[~+]/_}-$flavour-cfg$frag-rustc$rustc-cc$cc"
 }
 

@@ -150,7 +150,7 @@ pack() {
 		echo "DEBIAN_VERSION=$(debian_version)"
 		echo "RUSTC=$("$RUSTC" --version)"
 		echo "RUSTC_WEB_DEB=$(dpkg-query -W -f='${Version}' rustc-web 2>/dev/null || echo unknown)"
-		echo "CLANG=$("clang$LLVM_SUFFIX" --version 2>/dev/null | head -1)"
+		echo "CLANG=$(clang_version)"
 		echo "BINDGEN=$("$BINDGEN" --version)"
 		echo "VIRTME_NG_VERSION=$VIRTME_NG_VERSION"
 		echo "KERNEL_VERSION=$kver"
@@ -296,7 +296,7 @@ install_kit() {
 			local rk=${key_kit##*-rustc} rh=${key_here##*-rustc}
 			[ "${rk%%-cc*}" = "${rh%%-cc*}" ] || continue
 			if [ "${rk##*-cc}" != "${rh##*-cc}" ]; then
-				bad+=("clang: the kit's $f kernel was built by '$(manifest_get "$MANIFEST" CLANG)', this machine has '$("clang$LLVM_SUFFIX" --version 2>/dev/null | head -1 || echo "no clang$LLVM_SUFFIX")'. The kernel inlines C into its Rust code (CONFIG_RUST_INLINE_HELPERS), so a module must be built by the same clang: bring both machines to the same clang$LLVM_SUFFIX (sudo apt-get update && sudo apt-get install clang$LLVM_SUFFIX), or run 'make setup' here.")
+				bad+=("clang: the kit's $f kernel was built by '$(manifest_get "$MANIFEST" CLANG)', this machine has '$(v=$(clang_version) && echo "${v:-no clang$LLVM_SUFFIX}")'. The kernel inlines C into its Rust code (CONFIG_RUST_INLINE_HELPERS), so a module must be built by the same clang: bring both machines to the same clang$LLVM_SUFFIX (sudo apt-get update && sudo apt-get install clang$LLVM_SUFFIX), or run 'make setup' here.")
 				continue
 			fi
 			local diff=()

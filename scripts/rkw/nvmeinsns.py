@@ -155,6 +155,15 @@ def run_counts(run, counts, name):
     return per_io(path, run["ios"], name) if os.path.exists(path) else {}
 
 
+def kind_sums(per_fn):
+    """{kind: the sum of per_fn's values over the functions of that kind}
+    (per I/O: instructions, or calls)."""
+    out = {kind: 0.0 for kind, _, _ in KINDS}
+    for fn, v in per_fn.items():
+        out[kind_of(fn)] += v
+    return out
+
+
 def grouped(n):
     """12 345: thousands apart, as the book writes them."""
     return f"{n:,.0f}".replace(",", " ")
@@ -177,20 +186,20 @@ def report(runs, counts, name, top, commit):
                     f"({ba / max(bb, 1e-9):.2f}×).\n")
         text.append("| where the instructions ran | rnvme per I/O | C per I/O | difference |")
         text.append("| --- | ---: | ---: | ---: |")
+        sa, sb = kind_sums(a), kind_sums(b)
         for kind, what, _ in KINDS:
-            x = sum(v for s, v in a.items() if kind_of(s) == kind)
-            y = sum(v for s, v in b.items() if kind_of(s) == kind)
+            x, y = sa[kind], sb[kind]
             text.append(f"| {what} | {x:.0f} | {y:.0f} | {x - y:+.0f} |")
         text.append("")
         ca, cb = (calls_per_io(os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"), runs[(wl, w)]["ios"], name)
                   for w in ("ours", "c"))
         text.append("| function calls per I/O (a block run where a function begins) | rnvme | C | difference |")
         text.append("| --- | ---: | ---: | ---: |")
+        sa, sb = kind_sums(ca), kind_sums(cb)
         for kind, what, _ in KINDS:
             if kind == "user":
                 continue
-            x = sum(v for s, v in ca.items() if kind_of(s) == kind)
-            y = sum(v for s, v in cb.items() if kind_of(s) == kind)
+            x, y = sa[kind], sb[kind]
             text.append(f"| {what} | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
         x, y = sum(ca.values()), sum(cb.values())
         text.append(f"| in the kernel, in all | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
