@@ -5,7 +5,9 @@
 # of the fast kernel, as in scripts/bench-nvme.sh, while QEMU counts every
 # instruction the guest executes (the TCG plugin scripts/tcg-insns.c, built
 # here). The report gives each driver's instructions per I/O by kind of
-# code, and the functions that differ most, by name.
+# code, its calls, what costs more than an instruction under TCG (memory
+# accesses, atomics, interrupts turned on), and the functions that differ
+# most, by name.
 #
 #   scripts/insns-nvme.sh [SECONDS] [WORKLOAD...]
 #       (default 10 s each, randread-qd1 randread-qd32)

@@ -8,14 +8,17 @@ RAW holds the guest's RKW-INSNS lines (workload, driver, fio's I/Os, the
 number of the plugin's dump) and RKW-KSYM lines (the drivers' module
 symbols from /proc/kallsyms, and one of the kernel's). DIR holds the dumps
 of scripts/tcg-insns.c, insns-N.txt: "address instructions runs" per
-translation block. Each block's instructions times its runs, charged to
-the function its address falls in (System.map for the kernel, moved as
-its RKW-KSYM line says; the modules from RKW-KSYM; user space as one),
-divided by the I/Os: instructions per I/O; the blocks' runs per I/O
-(TCG enters a block at every call, return and taken branch); and the
-calls per I/O, the runs of the blocks that begin where a function does.
-Printed as Markdown: the totals by kind of code for both drivers, the
-calls by kind, then the functions that differ most.
+translation block (and, from the plugin that counts them, its locked
+and interrupt-enabling instructions and the memory its runs accessed).
+Each block's instructions times its runs, charged to the function its
+address falls in (System.map for the kernel, moved as its RKW-KSYM line
+says; the modules from RKW-KSYM; user space as one), divided by the I/Os:
+instructions per I/O; the blocks' runs per I/O (TCG enters a block at
+every call, return and taken branch); the calls per I/O, the runs of the
+blocks that begin where a function does; and the same for memory
+accesses and locked instructions. Printed as Markdown: the totals by kind
+of code for both drivers, the calls by kind, what costs more than an
+instruction under TCG, then the functions that differ most.
 `--page DIR` also writes it into DIR/benchmarks.md, between the "nvme
 instructions" markers.
 """
@@ -109,50 +112,46 @@ class Namer:
         """Whether a function of the guest's kernel begins at `addr` (a
         block there is the function entered: called, or jumped to)."""
         i = bisect.bisect_left(self.addrs, addr)
-        return addr >= KERNEL_START and i < len(self.addrs) and self.addrs[i] == addr
+        return i < len(self.addrs) and self.addrs[i] == addr
 
 
-def per_io(dump_path, ios, name):
-    """{function: instructions per I/O} from a dump."""
-    out = {}
+# What a dump line counts, after the block's address: its instructions and
+# runs; then (tcg-insns.c since it counts them) its locked instructions and
+# interrupt-enabling ones (per run), and its memory accesses (all runs).
+FIELDS = ("insns", "calls", "mems", "locked", "irq_on")
+
+
+def load(dump_path, ios, name):
+    """A dump read once, per I/O: {field: {function: value}} for FIELDS
+    (instructions; calls, the runs of the blocks that begin at a
+    function's first address, user space not counted; memory accesses;
+    locked and interrupt-enabling instructions run), and "blocks", the
+    translated blocks run (TCG enters one at every call, return and taken
+    branch). A dump of three columns has no memory or locked counts."""
+    out = {f: {} for f in FIELDS}
+    blocks = 0
     with open(dump_path, encoding="utf-8") as f:
         for line in f:
             p = line.split()
-            if len(p) != 3:
+            if len(p) < 3:
                 continue
-            fn = name(int(p[0], 16))
-            out[fn] = out.get(fn, 0.0) + int(p[1]) * int(p[2]) / max(ios, 1)
+            addr, insns, runs = int(p[0], 16), int(p[1]), int(p[2])
+            locked, irq_on, mems = (int(x) for x in p[3:6]) if len(p) >= 6 else (0, 0, 0)
+            fn = name(addr)
+            blocks += runs
+            for field, v in (("insns", insns * runs), ("mems", mems), ("locked", locked * runs),
+                             ("irq_on", irq_on * runs), ("calls", runs if name.starts(addr) else 0)):
+                if v:
+                    out[field][fn] = out[field].get(fn, 0.0) + v / max(ios, 1)
+    out["blocks"] = blocks / max(ios, 1)
     return out
-
-
-def calls_per_io(dump_path, ios, name):
-    """{function: calls per I/O} from a dump: the runs of the blocks that
-    begin at a function's first address. (User space is not named: no
-    calls counted there.)"""
-    out = {}
-    with open(dump_path, encoding="utf-8") as f:
-        for line in f:
-            p = line.split()
-            if len(p) != 3 or not name.starts(int(p[0], 16)):
-                continue
-            fn = name(int(p[0], 16))
-            out[fn] = out.get(fn, 0.0) + int(p[2]) / max(ios, 1)
-    return out
-
-
-def blocks_per_io(dump_path, ios):
-    """Translated blocks run per I/O, from a dump: how often TCG entered a
-    block, whatever its length (a call, a return, a taken branch each end
-    one)."""
-    with open(dump_path, encoding="utf-8") as f:
-        runs = sum(int(p[2]) for p in (line.split() for line in f) if len(p) == 3)
-    return runs / max(ios, 1)
 
 
 def run_counts(run, counts, name):
-    """per_io of a run's dump in the folder `counts`; {} if it is not there."""
+    """load() of a run's dump in the folder `counts`; None if it is not
+    there."""
     path = os.path.join(counts, f"insns-{run['dump']}.txt")
-    return per_io(path, run["ios"], name) if os.path.exists(path) else {}
+    return load(path, run["ios"], name) if os.path.exists(path) else None
 
 
 def kind_sums(per_fn):
@@ -162,6 +161,28 @@ def kind_sums(per_fn):
     for fn, v in per_fn.items():
         out[kind_of(fn)] += v
     return out
+
+
+def costs_table(la, lb):
+    """What costs more than an instruction under TCG, per I/O, for two
+    load()s: memory accesses (each a lookup in QEMU's software TLB), the
+    driver's among them, locked instructions (each an atomic helper call
+    with 2 vCPUs), and instructions that may turn interrupts on (each ends
+    a block)."""
+    rows = [("memory accesses (loads and stores)", "mems", None),
+            ("of them, by the driver", "mems", "driver"),
+            ("of them, by memory copies and fills", "mems", "copies"),
+            ("locked instructions (atomics)", "locked", None),
+            ("of them, by the driver", "locked", "driver"),
+            ("instructions that may turn interrupts on (`sti`, `popf`)", "irq_on", None)]
+    text = ["| what costs more than an instruction under TCG, per I/O | rnvme | C | rnvme/C |",
+            "| --- | ---: | ---: | ---: |"]
+    for what, field, kind in rows:
+        x, y = ((kind_sums(c[field])[kind] if kind else sum(c[field].values())) for c in (la, lb))
+        # A ratio to next to nothing says nothing.
+        ratio = f"{x / y:.2f}" if y >= 0.5 else "–"
+        text.append(f"| {what} | {x:.1f} | {y:.1f} | {ratio} |")
+    return text + [""]
 
 
 def grouped(n):
@@ -174,12 +195,12 @@ def report(runs, counts, name, top, commit):
     for wl, title in WORKLOADS.items():
         if (wl, "ours") not in runs or (wl, "c") not in runs:
             continue
-        a, b = (run_counts(runs[(wl, w)], counts, name) for w in ("ours", "c"))
-        if not a or not b:
+        la, lb = (run_counts(runs[(wl, w)], counts, name) for w in ("ours", "c"))
+        if not la or not lb:
             continue
+        a, b = la["insns"], lb["insns"]
         ta, tb = sum(a.values()), sum(b.values())
-        ba, bb = (blocks_per_io(os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"), runs[(wl, w)]["ios"])
-                  for w in ("ours", "c"))
+        ba, bb = la["blocks"], lb["blocks"]
         text.append(f"**{title}** ({runs[(wl, 'ours')]['ios']} I/Os for `rnvme`, {runs[(wl, 'c')]['ios']} "
                     f"for C): {grouped(ta)} against {grouped(tb)} instructions per I/O ({ta / tb:.2f}×), "
                     f"in {grouped(ba)} against {grouped(bb)} translated blocks run per I/O "
@@ -191,8 +212,7 @@ def report(runs, counts, name, top, commit):
             x, y = sa[kind], sb[kind]
             text.append(f"| {what} | {x:.0f} | {y:.0f} | {x - y:+.0f} |")
         text.append("")
-        ca, cb = (calls_per_io(os.path.join(counts, f"insns-{runs[(wl, w)]['dump']}.txt"), runs[(wl, w)]["ios"], name)
-                  for w in ("ours", "c"))
+        ca, cb = la["calls"], lb["calls"]
         text.append("| function calls per I/O (a block run where a function begins) | rnvme | C | difference |")
         text.append("| --- | ---: | ---: | ---: |")
         sa, sb = kind_sums(ca), kind_sums(cb)
@@ -204,6 +224,8 @@ def report(runs, counts, name, top, commit):
         x, y = sum(ca.values()), sum(cb.values())
         text.append(f"| in the kernel, in all | {x:.1f} | {y:.1f} | {x - y:+.1f} |")
         text.append("")
+        if la["mems"] and lb["mems"]:
+            text.extend(costs_table(la, lb))
         # Ties by name: the same counts give the same page.
         keys = sorted(set(a) | set(b), key=lambda k: (-abs(a.get(k, 0) - b.get(k, 0)), k))[:top]
         names = demangled(keys)

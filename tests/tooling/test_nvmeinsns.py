@@ -57,7 +57,7 @@ def test_parse_and_name(setup):
 
 def test_per_io_and_kinds(setup):
     runs, name, counts, _ = setup
-    a = n.per_io(f"{counts}/insns-0.txt", 100, name)
+    a = n.load(f"{counts}/insns-0.txt", 100, name)["insns"]
     assert a["rnvme_fn [rnvme]"] == 20 and a["memcpy_orig"] == 5 and a["[user]"] == 7
     assert n.kind_of("rnvme_fn [rnvme]") == "driver" and n.kind_of("nvme_poll_cq [nvme]") == "driver"
     assert n.kind_of("memcpy_orig") == "copies" and n.kind_of("default_idle") == "idle"
@@ -105,5 +105,27 @@ def test_calls_are_the_runs_of_blocks_that_begin_a_function(setup, tmp_path):
     # times, and user space (never counted as calls).
     dump.write_text("ffffffffa0000000 4 300\nffffffffa0000010 9 50\n"
                     "ffffffff81001100 2 100\n401000 3 1000\n")
-    calls = n.calls_per_io(str(dump), 100, name)
+    calls = n.load(str(dump), 100, name)["calls"]
     assert calls == {"rnvme_fn [rnvme]": 3.0, "memcpy_orig": 1.0}
+
+
+def test_memory_and_locked_counts(setup, tmp_path):
+    runs, name, counts, _ = setup
+    # Six columns (tcg-insns.c's): address, instructions, runs, locked and
+    # interrupt-enabling instructions per run, memory accesses of all runs.
+    # rnvme (100 I/Os): its module 2 locked per run, 800 accesses in all;
+    # memcpy 300 accesses; a block with popf. C (200 I/Os): 400 accesses.
+    (tmp_path / "insns-0.txt").write_text("ffffffffa0000010 20 100 2 0 800\n"
+                                          "ffffffff81001110 5 100 0 0 300\n"
+                                          "ffffffff81001200 3 100 0 1 100\n")
+    (tmp_path / "insns-1.txt").write_text("ffffffffa0001000 5 200 1 0 400\n")
+    a = n.load(str(tmp_path / "insns-0.txt"), 100, name)
+    assert a["mems"] == {"rnvme_fn [rnvme]": 8.0, "memcpy_orig": 3.0, "blk_mq_end_request": 1.0}
+    assert a["locked"] == {"rnvme_fn [rnvme]": 2.0} and a["irq_on"] == {"blk_mq_end_request": 1.0}
+    text = n.report(runs, str(tmp_path), name, 4, "")
+    assert "| memory accesses (loads and stores) | 12.0 | 2.0 | 6.00 |" in text
+    assert "| of them, by the driver | 8.0 | 2.0 | 4.00 |" in text
+    assert "| locked instructions (atomics) | 2.0 | 1.0 | 2.00 |" in text
+    assert "| instructions that may turn interrupts on (`sti`, `popf`) | 1.0 | 0.0 | – |" in text
+    # Dumps of three columns (an older plugin's) give no such table.
+    assert "memory accesses" not in n.report(runs, counts, name, 4, "")
