@@ -36,6 +36,21 @@ clang_version() {
 	"clang$LLVM_SUFFIX" --version 2>/dev/null | head -1
 }
 
+# check_llvm_match: stops unless rustc and clang$LLVM_SUFFIX are on one LLVM
+# (major version); setup.sh asks before it builds a kernel (tests/setup/test.sh
+# runs it with a fake rustc and clang). CONFIG_RUST_INLINE_HELPERS wants clang
+# on rustc's LLVM (and EXPERT, which tinyconfig sets); with another LLVM,
+# Kconfig drops it and kernel-config.sh stops with a message that does not
+# say why.
+check_llvm_match() {
+	local llvm_rustc llvm_clang
+	# A missing program is a '?' in the message, not a silent stop.
+	llvm_rustc=$("$RUSTC" -vV 2>/dev/null | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p') || true
+	llvm_clang=$("clang$LLVM_SUFFIX" -dumpversion 2>/dev/null | cut -d. -f1) || true
+	[ "$llvm_rustc" = "$llvm_clang" ] ||
+		die "rustc is built on LLVM ${llvm_rustc:-?}, clang$LLVM_SUFFIX is LLVM ${llvm_clang:-?}: the kernel inlines its C helpers into Rust (CONFIG_RUST_INLINE_HELPERS), which needs both on one LLVM. rustc-web has moved to another LLVM: install clang-$llvm_rustc and set LLVM_SUFFIX=-$llvm_rustc in versions.env (and please report it), or build with KDIR= a kernel of your own"
+}
+
 # The kernel build is keyed by kernel version, config fragment and compiler:
 # a rustc security update must give a new kernel, or modules will not load.
 kernel_key() { # kernel_key KVER FLAVOUR

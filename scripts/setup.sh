@@ -246,16 +246,11 @@ kernel_build() { # kernel_build FLAVOUR
 		mkdir -p "$out"
 		note "building the $flavour kernel in $out"
 		note "(8-15 min on 2 cores; log: $CACHE/logs/kernel-build-$flavour.log)"
-		local t0 llvm_rustc llvm_clang
+		local t0
 		t0=$(date +%s)
-		# CONFIG_RUST_INLINE_HELPERS wants clang on rustc's LLVM (and
-		# EXPERT, which tinyconfig sets); with another LLVM, Kconfig drops
-		# it and kernel-config.sh stops with a message that does not say
-		# why.
-		llvm_rustc=$("$RUSTC" -vV | sed -n 's/^LLVM version: \([0-9]*\).*/\1/p')
-		llvm_clang=$("clang$LLVM_SUFFIX" -dumpversion 2>/dev/null | cut -d. -f1)
-		[ "$llvm_rustc" = "$llvm_clang" ] ||
-			die "rustc is built on LLVM ${llvm_rustc:-?}, clang$LLVM_SUFFIX is LLVM ${llvm_clang:-?}: the kernel inlines its C helpers into Rust (CONFIG_RUST_INLINE_HELPERS), which needs both on one LLVM. rustc-web has moved to another LLVM: install clang-$llvm_rustc and set LLVM_SUFFIX=-$llvm_rustc in versions.env (and please report it), or build with KDIR= a kernel of your own"
+		# rustc and clang on one LLVM (common.sh), or Kconfig drops
+		# CONFIG_RUST_INLINE_HELPERS without saying why.
+		check_llvm_match
 		# shellcheck disable=SC2046
 		make -s -C "$KSRC" $(kmake_args) rustavailable >"$CACHE/logs/kernel-build-$flavour.log" 2>&1 ||
 			die "the kernel does not accept this Rust toolchain:

@@ -182,5 +182,98 @@ else
 	notok "prune_kernels removes an older build, keeps the current ones, finished or being built" "$out"
 fi
 
+# check_llvm_match (setup.sh, before a kernel build): rustc and clang on
+# one LLVM, or Kconfig drops CONFIG_RUST_INLINE_HELPERS without saying why.
+# A fake rustc (RUSTC) and a fake clang$LLVM_SUFFIX on PATH, each reporting
+# an LLVM version the way the real ones do.
+CLANG=clang$(as_setup 'echo "$LLVM_SUFFIX"')
+mkdir -p "$W/llvm"
+# (The fake clang's --version is one line: clang_version reads it through
+# `head -1`, under pipefail, and a second write after head has exited would
+# kill the fake with SIGPIPE and kernel_key with it; the real clang writes
+# its four lines at once.)
+fake_llvm() { # fake_llvm RUSTC_LLVM CLANG_VERSION: rustc -vV and clang's answers
+	printf '#!/bin/sh\necho "rustc 1.99.0 (fake)"\necho "host: x86_64-unknown-linux-gnu"\necho "LLVM version: %s"\n' "$1" >"$W/llvm/rustc"
+	cat >"$W/llvm/$CLANG" <<-C
+		#!/bin/sh
+		case "\$1" in
+		-dumpversion) echo $2 ;;
+		--version) echo "Debian clang version $2 (fake)" ;;
+		*) exit 1 ;;
+		esac
+	C
+	chmod +x "$W/llvm/rustc" "$W/llvm/$CLANG"
+}
+fake_llvm 23.1.0 22.1.8
+if out=$(as_setup "RUSTC=$W/llvm/rustc PATH=$W/llvm:\$PATH check_llvm_match" 2>&1); then
+	notok "check_llvm_match stops when rustc is on LLVM 23 and $CLANG on LLVM 22" "it passed: $out"
+elif grep -qF "rustc is built on LLVM 23, $CLANG is LLVM 22:" <<<"$out" && grep -qF CONFIG_RUST_INLINE_HELPERS <<<"$out"; then
+	ok "check_llvm_match stops when rustc is on LLVM 23 and $CLANG on LLVM 22, naming both and CONFIG_RUST_INLINE_HELPERS"
+else
+	notok "check_llvm_match stops when rustc is on LLVM 23 and $CLANG on LLVM 22, naming both and CONFIG_RUST_INLINE_HELPERS" "$out"
+fi
+fake_llvm 22.1.2 22.1.8
+if out=$(as_setup "RUSTC=$W/llvm/rustc PATH=$W/llvm:\$PATH check_llvm_match" 2>&1); then
+	ok "check_llvm_match passes when rustc (LLVM 22.1.2) and $CLANG (22.1.8) are on LLVM 22"
+else
+	notok "check_llvm_match passes when rustc (LLVM 22.1.2) and $CLANG (22.1.8) are on LLVM 22" "$out"
+fi
+if grep -qx $'\t\tcheck_llvm_match' "$REPO/scripts/setup.sh"; then
+	ok "setup.sh checks the LLVMs before it builds a kernel"
+else
+	notok "setup.sh checks the LLVMs before it builds a kernel" "$(grep -n llvm "$REPO/scripts/setup.sh")"
+fi
+
+# make kit-install (scripts/kit.sh install) refuses a kit whose kernels were
+# built by another clang, and says so: the kernel key's -cc part differs. A
+# fake kit (its manifest alone, as kit.sh pack writes it) whose kernel key is
+# computed with one fake clang, installed with another on PATH; rustc is
+# this machine's own (kit.sh compares it with the manifest's).
+fake_kit() { # fake_kit CLANG_VERSION [SED]: a kit of a fast kernel built by that clang (SED: applied to its key)
+	local key
+	fake_llvm 22.1.2 "$1"
+	key=$(as_setup "PATH=$W/llvm:\$PATH kernel_key 7.3.4-1 fast" | sed "${2:-}")
+	rm -rf "$W/kit" && mkdir -p "$W/kit"
+	cat >"$W/kit/MANIFEST" <<-M
+		# rust-kernel-workshop kit, made by tests/setup/test.sh
+		$(grep -m1 '^KIT_FORMAT=' "$REPO/scripts/kit.sh")
+		PACKED_FROM_COMMIT=test
+		ARCH=$(uname -m)
+		DEBIAN_VERSION=$(cat /etc/debian_version 2>/dev/null || echo none)
+		RUSTC=$(as_setup '"$RUSTC" --version' 2>&1)
+		CLANG=$(as_setup "PATH=$W/llvm:\$PATH clang_version")
+		KERNEL_VERSION=7.3.4-1
+		FLAVOURS=fast
+		KERNEL_KEY_fast=$key
+		CONTENTS=kernel/$key
+	M
+	tar -cf - -C "$W/kit" MANIFEST | zstd -q -o "$W/kit/kit.tar.zst"
+	(cd "$W/kit" && sha256sum kit.tar.zst >kit.tar.zst.sha256)
+}
+kit_install() { # kit_install CLANG_VERSION: kit.sh install of the fake kit, with that clang here
+	fake_llvm 22.1.2 "$1"
+	env -u RKW_FLAVOUR -u KDIR RKW_CACHE="$W/cache" PATH="$W/llvm:$PATH" \
+		bash "$REPO/scripts/kit.sh" install "$W/kit/kit.tar.zst" 2>&1
+}
+rm -rf "$W/cache"
+fake_kit 22.1.0
+if out=$(kit_install 22.1.8); then
+	notok "kit install refuses a kit built by another clang, and names both clangs" "it installed: $out"
+elif grep -qF "clang: the kit's fast kernel was built by 'Debian clang version 22.1.0 (fake)', this machine has 'Debian clang version 22.1.8 (fake)'" <<<"$out" &&
+	grep -qF CONFIG_RUST_INLINE_HELPERS <<<"$out" && [ ! -e "$W/cache" ]; then
+	ok "kit install refuses a kit built by another clang, and names both clangs"
+else
+	notok "kit install refuses a kit built by another clang, and names both clangs" "$out"
+fi
+# The same clang, but other config fragments: the config is named, clang not.
+fake_kit 22.1.8 's/-cfg[0-9a-f]*-/-cfg000000000000-/'
+if out=$(kit_install 22.1.8); then
+	notok "kit install of a kit built by this clang (another config) says nothing of clang" "it installed: $out"
+elif grep -q "^  - config: the fast kernel was configured from other files" <<<"$out" && ! grep '^  - ' <<<"$out" | grep -q clang; then
+	ok "kit install of a kit built by this clang (another config) says nothing of clang"
+else
+	notok "kit install of a kit built by this clang (another config) says nothing of clang" "$out"
+fi
+
 echo "$PASSED passed, $FAILED failed"
 [ "$FAILED" = 0 ]
