@@ -33,7 +33,9 @@ give it.
 
 Without options: prints the formula, each stage's inputs and its estimate.
 --write: writes tests/estimates.txt ("NN-name minutes" lines), the
-"time (est.)" column of README.md's stages table, and
+"time (est.)" column of README.md's stages table, the parts table of
+book/src/teaching.md (each part's sum, and which stages are above a
+sitting of 90 minutes), and
 book/src/generated/NN-estimate.md, the line each chapter shows under its
 title.
 --check: exit status 1 if either of them is not what --write would write.
@@ -233,6 +235,41 @@ def readme_with(text, table):
     return "\n".join(lines)
 
 
+TEACHING = os.path.join("book", "src", "teaching.md")
+PARTS_BEGIN = "<!-- parts: scripts/estimate.py --write sums each row's stages, and lists the long ones -->"
+PARTS_END = "<!-- end of parts -->"
+SITTING = 90
+
+
+def teaching_with(text, table):
+    """teaching.md's text with its parts table (between the PARTS markers)
+    given each row's estimate, the sum over the stages its "stages" cell
+    names (NN-MM), and the sentence after it saying which stages are above
+    a sitting (SITTING minutes)."""
+    at, to = text.find(PARTS_BEGIN), text.find(PARTS_END)
+    if at < 0 or to < at:
+        raise SystemExit(f"estimate.py: {TEACHING} has no parts markers")
+    minutes = {int(s.split("-")[0]): e["minutes"] for s, e in table}
+    rows = [line for line in text[at + len(PARTS_BEGIN):to].split("\n") if line.startswith("|")]
+    out = []
+    for line in rows:
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        m = re.fullmatch(r"(\d+)-(\d+)", cells[1]) if len(cells) >= 3 else None
+        if m:
+            cells[2] = human(sum(v for n, v in minutes.items() if int(m.group(1)) <= n <= int(m.group(2))))
+        out.append("| " + " | ".join(cells) + " |")
+    long = [(s, e["minutes"]) for s, e in table if e["minutes"] > SITTING]
+    if long:
+        names = [f"{s.replace('-', ' ', 1)} ({human(m)})" for s, m in long]
+        listed = names[0] if len(names) == 1 else ", ".join(names[:-1]) + " and " + names[-1]
+        say = (f"By the estimate, {len(long)} stage{'s are' if len(long) > 1 else ' is'} above a sitting of"
+               f" {SITTING} minutes: {listed}.")
+    else:
+        say = f"No stage is above {SITTING} minutes by the estimate: one stage, one sitting."
+    part = PARTS_BEGIN + "\n" + "\n".join(out) + "\n\n" + say + "\n"
+    return text[:at] + part + text[to:]
+
+
 def main(argv):
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     mode = parser.add_mutually_exclusive_group()
@@ -246,6 +283,10 @@ def main(argv):
     with open(readme_path, encoding="utf-8") as f:
         readme = f.read()
     want_txt, want_readme = estimates_txt(table), readme_with(readme, table)
+    teaching_path = os.path.join(ROOT, TEACHING)
+    with open(teaching_path, encoding="utf-8") as f:
+        teaching = f.read()
+    want_teaching = teaching_with(teaching, table)
 
     if args.check:
         stale = []
@@ -254,6 +295,8 @@ def main(argv):
             stale.append("tests/estimates.txt")
         if readme != want_readme:
             stale.append("README.md's stages table")
+        if teaching != want_teaching:
+            stale.append(f"{TEACHING}'s parts")
         for path, text in chapter_lines(table).items():
             current = open(path, encoding="utf-8").read() if os.path.exists(path) else ""
             if current != text:
@@ -261,7 +304,8 @@ def main(argv):
         if stale:
             print(f"estimate.py: {' and '.join(stale)} out of date: run scripts/estimate.py --write")
             return 1
-        print(f"{len(table)} stages: tests/estimates.txt, README.md and the chapters' estimates are up to date")
+        print(f"{len(table)} stages: tests/estimates.txt, README.md, the teaching page's parts and the"
+              " chapters' estimates are up to date")
         return 0
     if args.write:
         with open(txt_path, "w", encoding="utf-8") as f:
@@ -269,10 +313,14 @@ def main(argv):
         if readme != want_readme:
             with open(readme_path, "w", encoding="utf-8") as f:
                 f.write(want_readme)
+        if teaching != want_teaching:
+            with open(teaching_path, "w", encoding="utf-8") as f:
+                f.write(want_teaching)
         for path, text in chapter_lines(table).items():
             with open(path, "w", encoding="utf-8") as f:
                 f.write(text)
-        print(f"wrote tests/estimates.txt, README.md's stages table and the chapters' estimate lines ({len(table)} stages)")
+        print(f"wrote tests/estimates.txt, README.md's stages table, the teaching page's parts and the chapters'"
+              f" estimate lines ({len(table)} stages)")
         return 0
 
     print(

@@ -150,6 +150,7 @@ pub(crate) struct SpeedDisk {
     /// Requests mapped that way (said at unload, for the test).
     mapped_whole: Atomic<u64>,
 }
+// ANCHOR_END: speed_disk
 
 impl SpeedDisk {
     /// `full`, with a pool for each of `queues` hardware queues; requests of
@@ -240,12 +241,14 @@ impl Speedups for SpeedDisk {
         Some((OneOrMore::More(more), prps, sgl))
     }
 
+    // ANCHOR: large_bounce
     fn large_bounce<T: Operations>(&self, rq: &Request<T>) -> Option<Claim> {
         // The request's own hardware queue: a buffer it gives back ends a
         // request of that queue, and that is when blk-mq runs it again.
         let pool = self.pools.get(request::hw_queue(rq))?;
         pool.iter().find_map(|b| b.claim())
     }
+    // ANCHOR_END: large_bounce
 
     fn write_cache(&self) -> bool {
         self.full.write_cache()
@@ -260,7 +263,6 @@ impl Speedups for SpeedDisk {
         self.full.discard_of(rq, block_shift, tag_page)
     }
 }
-// ANCHOR_END: speed_disk
 
 impl Drop for SpeedDisk {
     fn drop(&mut self) {

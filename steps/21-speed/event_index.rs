@@ -16,7 +16,7 @@
 /// (all of it modulo 2^16: the values wrap with the queue, and so does the
 /// distance between them).
 pub(crate) fn need_event(event_idx: u16, new: u16, old: u16) -> bool {
-    // TODO (exercise 2): Say whether the doorbell register must be
+    // TODO (exercise 1): Say whether the doorbell register must be
     // written. The contract (NVMe 1.3, 7.13 and the C driver's
     // `nvme_dbbuf_need_event`):
     // - the controller wrote `event_idx`, the last tail (or head) it saw

@@ -11,8 +11,9 @@
 //! writes, and the new values the shadow doorbells alone carried). Its
 //! speed: `scripts/bench-nvme.sh`, with `BENCH_NVME_STAGE=21-speed`.
 //!
-//! Check your work with `make check STEP=21` (the exercises: `queue_depth`,
-//! `need_event` and `shadow_doorbells` in `speed.rs`).
+//! Check your work with `make check STEP=21` (the exercises: `need_event`
+//! in `event_index.rs`; `queue_depth` and `shadow_doorbells` in
+//! `speed.rs`).
 
 use kernel::{
     device::Core,

@@ -91,7 +91,7 @@ pub(crate) const POOL: usize = 16;
 /// `cap`: as many as it takes, at most the library's `MAX_DEPTH` (1024,
 /// the C driver's `io_queue_depth`).
 pub(crate) fn queue_depth(cap: &Cap) -> u16 {
-    // TODO (exercise 1): Return the entries of each I/O queue. The
+    // TODO (exercise 2): Return the entries of each I/O queue. The
     // contract:
     // - as many as the controller takes: CAP.MQES (`cap.mqes`) is 0's
     //   based, `Cap::max_queue_entries` adds the one;
@@ -119,13 +119,13 @@ pub(crate) fn shadow_doorbells<P: Pending>(
     id: &IdCtrl,
     io: &[IoQueue<P>],
 ) -> Result<usize> {
-    // TODO (exercise 3): Turn shadow doorbells on for the I/O queues. The
+    // TODO (exercise 2): Turn shadow doorbells on for the I/O queues. The
     // contract:
     // - only if the controller offers them: Identify Controller's OACS
     //   (`id.oacs`) has bit 8 (`OACS_DBBUF`); else log "no shadow
     //   doorbells: the controller does not offer them" and return 0;
     // - the two pages: `DoorbellBuffer::new(pdev.as_ref(), need_event)`
-    //   (your answer to exercise 2 decides for every doorbell);
+    //   (your answer to exercise 1 decides for every doorbell);
     // - Doorbell Buffer Config (`DoorbellBuffer::command`: PRP1 the shadow
     //   doorbells, PRP2 the event indices) on the admin queue, waiting at
     //   most ADMIN_TIMEOUT; if it fails, the driver goes on without:
@@ -159,6 +159,7 @@ pub(crate) struct SpeedDisk {
     /// Requests mapped that way (said at unload, for the test).
     mapped_whole: Atomic<u64>,
 }
+// ANCHOR_END: speed_disk
 
 impl SpeedDisk {
     /// `full`, with a pool for each of `queues` hardware queues; requests of
@@ -249,12 +250,14 @@ impl Speedups for SpeedDisk {
         Some((OneOrMore::More(more), prps, sgl))
     }
 
+    // ANCHOR: large_bounce
     fn large_bounce<T: Operations>(&self, rq: &Request<T>) -> Option<Claim> {
         // The request's own hardware queue: a buffer it gives back ends a
         // request of that queue, and that is when blk-mq runs it again.
         let pool = self.pools.get(request::hw_queue(rq))?;
         pool.iter().find_map(|b| b.claim())
     }
+    // ANCHOR_END: large_bounce
 
     fn write_cache(&self) -> bool {
         self.full.write_cache()
@@ -269,7 +272,6 @@ impl Speedups for SpeedDisk {
         self.full.discard_of(rq, block_shift, tag_page)
     }
 }
-// ANCHOR_END: speed_disk
 
 impl Drop for SpeedDisk {
     fn drop(&mut self) {
