@@ -8,7 +8,7 @@
 //!
 //! The library does the rest: its queue pair takes up to 1024 entries (the
 //! finished requests are a list, no longer a 64-bit map) and hands its
-//! interrupt handler a batch of them per lock round trip; its
+//! interrupt handler the first of them in the reap's lock round trip; its
 //! `doorbell_buffer` writes the shadow doorbells and asks this stage's
 //! `need_event` (`event_index.rs`) whether the register must be written
 //! too.

@@ -38,8 +38,9 @@
 //! rings doorbells through shadow doorbells ([`QueuePair::use_shadow`])
 //! when the controller offers them. A request stays in its slot from
 //! `issue` until the handler takes it: a block request's is 128 bytes,
-//! and each move of it is a `memcpy` call (QEMU's instruction count,
-//! `scripts/insns-nvme.sh`, found eight per I/O).
+//! and each move of it a `memcpy` call or sixteen steps of `rep movsq`
+//! (QEMU's instruction count, `scripts/insns-nvme.sh`, found eight moves
+//! per I/O before it stayed).
 
 use core::cell::Cell;
 
@@ -182,9 +183,10 @@ pub(super) struct Rings<P> {
     /// Completions reaped, in all: by the interrupt handler, or (stage 08)
     /// by the submitters' polling.
     pub(super) reaped: u64,
-    /// The identifiers whose slot is `Finished`, for the handler to take:
-    /// its capacity is the depth, so that pushing never allocates (each
-    /// identifier is in it at most once).
+    /// The identifiers whose request's completion came (`Progress::Done`),
+    /// for the handler to take: its capacity is the depth, so that pushing
+    /// never allocates (an identifier goes in once, when its progress
+    /// turns from `Issued` to `Done`).
     finished: KVec<u16>,
     /// The first identifier `submit` may use: the ones below are the disk's
     /// tags, which `issue` uses.
