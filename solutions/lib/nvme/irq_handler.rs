@@ -33,11 +33,20 @@ impl<P: Pending> Handler for QueueIrq<P> {
         // The block requests among them (stage 13), each finished with the
         // queue's lock released: finishing one may submit its next piece.
         // The first comes with the reap, in one lock round trip, and the
-        // lock is taken again only if the reap left more.
-        let (reaped, mut next) = self.0.reap_first();
-        while let Some(Finished { cqe, request, more }) = next {
+        // lock is taken again only if the reap left more. (Each `Finished`
+        // is taken apart where it comes back: kept in a variable the loop
+        // assigns again, it was one more copy of the request per interrupt.)
+        let (reaped, first) = self.0.reap_first();
+        if let Some(Finished { cqe, request, more }) = first {
             request.finish(&self.0, cqe);
-            next = if more { self.0.take_finished() } else { None };
+            if more {
+                while let Some(Finished { cqe, request, more }) = self.0.take_finished() {
+                    request.finish(&self.0, cqe);
+                    if !more {
+                        break;
+                    }
+                }
+            }
         }
         if reaped > 0 {
             IrqReturn::Handled
