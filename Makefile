@@ -13,7 +13,7 @@
 #                               skeleton fails, host tests, the book
 #   make progress [BUILD=1]     where you are, stage by stage, and what is next
 #                               (BUILD=1: also compile the stages you changed)
-#   make hint STEP=01 [EX=N]    the next hint for stage 01's exercises
+#   make hint STEP=01 [EX=N]    the next hint for stage 01's exercises (EX=N: its Nth TODO's)
 #                               (ALL=1: seen ones again; RESET=1: start over)
 #   make rustdoc                the kernel crate's docs for the workshop
 #                               kernel (prints the index page to open)

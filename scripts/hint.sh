@@ -135,7 +135,7 @@ next_hint() {
 	fi
 	if [ -z "$pick" ] || [ "${SEEN[pick]}" -ge "$(tier_count "$pick")" ]; then
 		if [ -n "$want" ]; then
-			echo "You have seen all $(tier_count "$pick") hints of exercise $pick ($(ex_title "$pick"))."
+			echo "You have seen all $(tier_count "$pick") hints of TODO $pick ($(ex_title "$pick"))."
 		else
 			echo "You have seen all the hints of stage $STAGE."
 		fi
@@ -156,15 +156,15 @@ next_hint() {
 		echo "${DIM}That was the last hint of stage $STAGE. (ALL=1: all of them again; RESET=1: start over)${OFF}"
 	else
 		if [ "$left" = 0 ]; then
-			echo "${DIM}That was the last hint of this exercise; $total more for the others: make hint STEP=$n" \
-				"(EX=N: exercise N's; ALL=1: the ones seen again)${OFF}"
+			echo "${DIM}That was the last hint of this TODO; $total more for the others: make hint STEP=$n" \
+				"(EX=N: the Nth TODO's; ALL=1: the ones seen again)${OFF}"
 		else
-			echo "${DIM}$total more hint$([ "$total" = 1 ] || echo s) for this stage, $left for this exercise: make hint STEP=$n$([ -z "$want" ] || echo " EX=$pick")" \
-				"(EX=N: exercise N's; ALL=1: the ones seen again)${OFF}"
+			echo "${DIM}$total more hint$([ "$total" = 1 ] || echo s) for this stage, $left for this TODO: make hint STEP=$n$([ -z "$want" ] || echo " EX=$pick")" \
+				"(EX=N: the Nth TODO's; ALL=1: the ones seen again)${OFF}"
 		fi
 		# With an exercise's first hint, the list of them: EX=N jumps.
 		if [ "${SEEN[pick]}" = 1 ] && [ "$count" -gt 1 ]; then
-			echo "${DIM}The exercises (hints seen):"
+			echo "${DIM}The TODOs (hints seen):"
 			for ((i = 1; i <= count; i++)); do
 				printf '%s %s. %s (%s of %s)\n' "$([ "$i" = "$pick" ] && echo '>' || echo ' ')" "$i" "$(ex_title "$i")" "${SEEN[i]}" "$(tier_count "$i")"
 			done
