@@ -88,18 +88,26 @@ async fn sleepers_in_order(executor: Arc<Executor>, n: u32) -> Result {
         let woke = woke.clone();
         let asked = Delta::from_millis(SLEEP_STEP_MS * i64::from(k));
         let handle = executor.spawn(async move {
-            let start = Instant::<Monotonic>::now();
+            let begun = Instant::<Monotonic>::now();
             sleep(asked)?.await;
-            let slept = start.elapsed();
+            let slept = begun.elapsed();
             // The order in which the sleepers woke: 1, 2, 3, ...
             let rank = woke.fetch_add(1, Ordering::Relaxed) + 1;
-            Ok::<_, Error>((k, rank, slept, asked))
+            // Its deadline, from the sleepers' start, counts from when the
+            // worker first ran it: on a busy machine a sleeper spawned
+            // later may begin much later.
+            Ok::<_, Error>((k, rank, slept, asked, begun - start + asked))
         })?;
         handles.push(handle, GFP_KERNEL)?;
     }
+    // Each sleeper's deadline, at the place of its rank.
+    let mut deadlines = KVec::with_capacity(n as usize, GFP_KERNEL)?;
+    for _ in 0..n {
+        deadlines.push(None, GFP_KERNEL)?;
+    }
     let mut in_order = true;
     while let Some(handle) = handles.pop() {
-        let (k, rank, slept, asked) = handle.await?;
+        let (k, rank, slept, asked, deadline) = handle.await?;
         if slept < asked {
             pr_err!(
                 "sleeper {} woke early: {} us < {} us\n",
@@ -109,9 +117,30 @@ async fn sleepers_in_order(executor: Arc<Executor>, n: u32) -> Result {
             );
             in_order = false;
         }
-        if rank != k {
-            pr_err!("sleeper {} woke {}th\n", k, rank);
-            in_order = false;
+        if let Some(at) = (rank as usize)
+            .checked_sub(1)
+            .and_then(|i| deadlines.get_mut(i))
+        {
+            *at = Some((k, deadline));
+        }
+    }
+    // In the order of their deadlines: no sleeper woke after one whose
+    // deadline was later than its own.
+    let mut latest = Delta::ZERO;
+    for (i, at) in deadlines.iter().enumerate() {
+        match at {
+            Some((_, deadline)) if *deadline >= latest => latest = *deadline,
+            Some((k, deadline)) => {
+                pr_err!(
+                    "sleeper {} woke {}th: its deadline {} ms, one before it {} ms\n",
+                    k,
+                    i + 1,
+                    deadline.as_millis(),
+                    latest.as_millis()
+                );
+                in_order = false;
+            }
+            None => in_order = false,
         }
     }
     if in_order {
