@@ -11,14 +11,15 @@
  *
  * A TB that starts at reset=ADDR zeroes the counts when it runs; one at
  * dump=ADDR writes them to DIR/insns-N.txt (N = 0, 1, ...: "address
- * instructions-in-the-TB times-run locked irq-on memory-accesses" per
+ * instructions-in-the-TB times-run locked irq-on memory-accesses rep" per
  * line, for the TBs that ran) and zeroes them. Besides its instructions,
  * each TB says what under TCG costs more than an instruction: its locked
  * instructions (a `lock` prefix, or `xchg` with memory: each an atomic
  * helper call with 2 vCPUs), the instructions that may turn interrupts
- * on (`sti`, `popf`: each ends the TB), both read from its bytes; and the
- * guest memory its runs accessed, counted as they run (each access a
- * lookup in QEMU's software TLB). The guest runs those two addresses on purpose (two system
+ * on (`sti`, `popf`: each ends the TB), and its `rep` string instructions
+ * (QEMU runs one element per TB run: a 128-byte `rep movsq` is 16 runs),
+ * all read from its bytes; and the guest memory its runs accessed,
+ * counted as they run (each access a lookup in QEMU's software TLB). The guest runs those two addresses on purpose (two system
  * calls nothing else makes while it measures: sethostname, setdomainname).
  *
  * Written against QEMU 7.2's plugin API (version 1), with its functions
@@ -65,6 +66,7 @@ struct tb_count {
 	uint64_t runs;
 	uint64_t locked;	/* per run: read from the TB's bytes */
 	uint64_t irq_on;	/* per run: sti, popf */
+	uint64_t rep;		/* per run: rep (or repne) string instructions */
 	uint64_t mems;		/* all runs: counted as they run */
 };
 
@@ -111,8 +113,8 @@ static void flush(int write)
 		struct tb_count *c = &chunks[i / CHUNK][i % CHUNK];
 
 		if (c->runs && f)
-			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
-				c->vaddr, c->insns, c->runs, c->locked, c->irq_on, c->mems);
+			fprintf(f, "%" PRIx64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 " %" PRIu64 "\n",
+				c->vaddr, c->insns, c->runs, c->locked, c->irq_on, c->mems, c->rep);
 		c->runs = 0;
 		c->mems = 0;
 	}
@@ -134,12 +136,13 @@ static void on_dump(unsigned int vcpu, void *userdata)
 /*
  * What x86 instruction `b` (`n` bytes) is, as far as the counts care: 1 if
  * it is locked (a lock prefix, or xchg with a memory operand), 2 if it may
- * turn interrupts on (sti, popf), else 0.
+ * turn interrupts on (sti, popf), 3 if it is a rep (or repne) string
+ * instruction (movs, stos, cmps, scas, lods, ins, outs), else 0.
  */
 static int kind_of(const uint8_t *b, size_t n)
 {
 	size_t i = 0;
-	int lock = 0;
+	int lock = 0, rep = 0;
 
 	/* Legacy prefixes, then a REX prefix. */
 	for (; i < n; i++) {
@@ -147,7 +150,10 @@ static int kind_of(const uint8_t *b, size_t n)
 		case 0xf0:
 			lock = 1;
 			continue;
-		case 0x66: case 0x67: case 0xf2: case 0xf3:
+		case 0xf2: case 0xf3:
+			rep = 1;
+			continue;
+		case 0x66: case 0x67:
 		case 0x2e: case 0x3e: case 0x26: case 0x64: case 0x65: case 0x36:
 			continue;
 		}
@@ -163,6 +169,9 @@ static int kind_of(const uint8_t *b, size_t n)
 		return 1;
 	if (b[i] == 0xfb || b[i] == 0x9d)
 		return 2;
+	if (rep && ((b[i] >= 0xa4 && b[i] <= 0xa7) || (b[i] >= 0xaa && b[i] <= 0xaf) ||
+		    (b[i] >= 0x6c && b[i] <= 0x6f)))
+		return 3;
 	return 0;
 }
 
@@ -186,6 +195,7 @@ static void on_translate(qemu_plugin_id_t id, struct qemu_plugin_tb *tb)
 
 		c->locked += kind == 1;
 		c->irq_on += kind == 2;
+		c->rep += kind == 3;
 		qemu_plugin_register_vcpu_mem_inline(insn, QEMU_PLUGIN_MEM_RW, QEMU_PLUGIN_INLINE_ADD_U64,
 						     &c->mems, 1);
 	}

@@ -8,8 +8,9 @@ RAW holds the guest's RKW-INSNS lines (workload, driver, fio's I/Os, the
 number of the plugin's dump) and RKW-KSYM lines (the drivers' module
 symbols from /proc/kallsyms, and one of the kernel's). DIR holds the dumps
 of scripts/tcg-insns.c, insns-N.txt: "address instructions runs" per
-translation block (and, from the plugin that counts them, its locked
-and interrupt-enabling instructions and the memory its runs accessed).
+translation block (and, from the plugin that counts them, its locked,
+interrupt-enabling and rep string instructions and the memory its runs
+accessed).
 Each block's instructions times its runs, charged to the function its
 address falls in (System.map for the kernel, moved as its RKW-KSYM line
 says; the modules from RKW-KSYM; user space as one), divided by the I/Os:
@@ -117,15 +118,17 @@ class Namer:
 
 # What a dump line counts, after the block's address: its instructions and
 # runs; then (tcg-insns.c since it counts them) its locked instructions and
-# interrupt-enabling ones (per run), and its memory accesses (all runs).
-FIELDS = ("insns", "calls", "mems", "locked", "irq_on")
+# interrupt-enabling ones (per run), its memory accesses (all runs) and its
+# rep string instructions (per run: QEMU runs one element per run).
+FIELDS = ("insns", "calls", "mems", "locked", "irq_on", "rep")
 
 
 def load(dump_path, ios, name):
     """A dump read once, per I/O: {field: {function: value}} for FIELDS
     (instructions; calls, the runs of the blocks that begin at a
     function's first address, user space not counted; memory accesses;
-    locked and interrupt-enabling instructions run), and "blocks", the
+    locked and interrupt-enabling instructions run; steps of rep string
+    instructions), and "blocks", the
     translated blocks run (TCG enters one at every call, return and taken
     branch). A dump of three columns has no memory or locked counts."""
     out = {f: {} for f in FIELDS}
@@ -137,10 +140,12 @@ def load(dump_path, ios, name):
                 continue
             addr, insns, runs = int(p[0], 16), int(p[1]), int(p[2])
             locked, irq_on, mems = (int(x) for x in p[3:6]) if len(p) >= 6 else (0, 0, 0)
+            rep = int(p[6]) if len(p) >= 7 else 0
             fn = name(addr)
             blocks += runs
             for field, v in (("insns", insns * runs), ("mems", mems), ("locked", locked * runs),
-                             ("irq_on", irq_on * runs), ("calls", runs if name.starts(addr) else 0)):
+                             ("irq_on", irq_on * runs), ("rep", rep * runs),
+                             ("calls", runs if name.starts(addr) else 0)):
                 if v:
                     out[field][fn] = out[field].get(fn, 0.0) + v / max(ios, 1)
     out["blocks"] = blocks / max(ios, 1)
@@ -174,7 +179,9 @@ def costs_table(la, lb):
             ("of them, by memory copies and fills", "mems", "copies"),
             ("locked instructions (atomics)", "locked", None),
             ("of them, by the driver", "locked", "driver"),
-            ("instructions that may turn interrupts on (`sti`, `popf`)", "irq_on", None)]
+            ("instructions that may turn interrupts on (`sti`, `popf`)", "irq_on", None),
+            ("steps of `rep` string instructions (`rep movsq`: QEMU runs each as a block)", "rep", None),
+            ("of them, by the driver", "rep", "driver")]
     text = ["| what costs more than an instruction under TCG, per I/O | rnvme | C | rnvme/C |",
             "| --- | ---: | ---: | ---: |"]
     for what, field, kind in rows:

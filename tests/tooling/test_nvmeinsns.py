@@ -111,21 +111,25 @@ def test_calls_are_the_runs_of_blocks_that_begin_a_function(setup, tmp_path):
 
 def test_memory_and_locked_counts(setup, tmp_path):
     runs, name, counts, _ = setup
-    # Six columns (tcg-insns.c's): address, instructions, runs, locked and
-    # interrupt-enabling instructions per run, memory accesses of all runs.
+    # Seven columns (tcg-insns.c's): address, instructions, runs, locked and
+    # interrupt-enabling instructions per run, memory accesses of all runs,
+    # rep string instructions per run.
     # rnvme (100 I/Os): its module 2 locked per run, 800 accesses in all;
     # memcpy 300 accesses; a block with popf. C (200 I/Os): 400 accesses.
-    (tmp_path / "insns-0.txt").write_text("ffffffffa0000010 20 100 2 0 800\n"
+    (tmp_path / "insns-0.txt").write_text("ffffffffa0000010 20 100 2 0 800 1\n"
                                           "ffffffff81001110 5 100 0 0 300\n"
                                           "ffffffff81001200 3 100 0 1 100\n")
     (tmp_path / "insns-1.txt").write_text("ffffffffa0001000 5 200 1 0 400\n")
     a = n.load(str(tmp_path / "insns-0.txt"), 100, name)
     assert a["mems"] == {"rnvme_fn [rnvme]": 8.0, "memcpy_orig": 3.0, "blk_mq_end_request": 1.0}
     assert a["locked"] == {"rnvme_fn [rnvme]": 2.0} and a["irq_on"] == {"blk_mq_end_request": 1.0}
+    # A seventh column: rep string instructions per run (none in six).
+    assert a["rep"] == {"rnvme_fn [rnvme]": 1.0}
     text = n.report(runs, str(tmp_path), name, 4, "")
     assert "| memory accesses (loads and stores) | 12.0 | 2.0 | 6.00 |" in text
     assert "| of them, by the driver | 8.0 | 2.0 | 4.00 |" in text
     assert "| locked instructions (atomics) | 2.0 | 1.0 | 2.00 |" in text
     assert "| instructions that may turn interrupts on (`sti`, `popf`) | 1.0 | 0.0 | – |" in text
+    assert "| steps of `rep` string instructions (`rep movsq`: QEMU runs each as a block) | 1.0 | 0.0 | – |" in text
     # Dumps of three columns (an older plugin's) give no such table.
     assert "memory accesses" not in n.report(runs, counts, name, 4, "")
