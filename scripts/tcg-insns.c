@@ -19,8 +19,9 @@
  * on (`sti`, `popf`: each ends the TB), and its `rep` string instructions
  * (QEMU runs one element per TB run: a 128-byte `rep movsq` is 16 runs),
  * all read from its bytes; and the guest memory its runs accessed,
- * counted as they run (each access a lookup in QEMU's software TLB). The guest runs those two addresses on purpose (two system
- * calls nothing else makes while it measures: sethostname, setdomainname).
+ * counted as they run (each access a lookup in QEMU's software TLB). The
+ * guest runs the reset and dump addresses on purpose (two system calls
+ * nothing else makes while it measures: sethostname, setdomainname).
  *
  * Written against QEMU 7.2's plugin API (version 1), with its functions
  * declared here: Debian ships no qemu-plugin.h. The counts are added

@@ -17,7 +17,7 @@ says; the modules from RKW-KSYM; user space as one), divided by the I/Os:
 instructions per I/O; the blocks' runs per I/O (TCG enters a block at
 every call, return and taken branch); the calls per I/O, the runs of the
 blocks that begin where a function does; and the same for memory
-accesses and locked instructions. Printed as Markdown: the totals by kind
+accesses, locked, interrupt-enabling and rep string instructions. Printed as Markdown: the totals by kind
 of code for both drivers, the calls by kind, what costs more than an
 instruction under TCG, then the functions that differ most.
 `--page DIR` also writes it into DIR/benchmarks.md, between the "nvme
@@ -128,9 +128,9 @@ def load(dump_path, ios, name):
     (instructions; calls, the runs of the blocks that begin at a
     function's first address, user space not counted; memory accesses;
     locked and interrupt-enabling instructions run; steps of rep string
-    instructions), and "blocks", the
-    translated blocks run (TCG enters one at every call, return and taken
-    branch). A dump of three columns has no memory or locked counts."""
+    instructions), and "blocks", the translated blocks run (TCG enters one
+    at every call, return and taken branch). A dump of three columns has
+    no memory, locked or rep counts."""
     out = {f: {} for f in FIELDS}
     blocks = 0
     with open(dump_path, encoding="utf-8") as f:
@@ -172,8 +172,8 @@ def costs_table(la, lb):
     """What costs more than an instruction under TCG, per I/O, for two
     load()s: memory accesses (each a lookup in QEMU's software TLB), the
     driver's among them, locked instructions (each an atomic helper call
-    with 2 vCPUs), and instructions that may turn interrupts on (each ends
-    a block)."""
+    with 2 vCPUs), instructions that may turn interrupts on (each ends a
+    block), and the steps of rep string instructions (each a block run)."""
     rows = [("memory accesses (loads and stores)", "mems", None),
             ("of them, by the driver", "mems", "driver"),
             ("of them, by memory copies and fills", "mems", "copies"),
@@ -184,8 +184,10 @@ def costs_table(la, lb):
             ("of them, by the driver", "rep", "driver")]
     text = ["| what costs more than an instruction under TCG, per I/O | rnvme | C | rnvme/C |",
             "| --- | ---: | ---: | ---: |"]
+    # Each field's sums by kind, once per load.
+    sums = [{field: kind_sums(c[field]) for _, field, _ in rows} for c in (la, lb)]
     for what, field, kind in rows:
-        x, y = ((kind_sums(c[field])[kind] if kind else sum(c[field].values())) for c in (la, lb))
+        x, y = ((s[field][kind] if kind else sum(s[field].values())) for s in sums)
         # A ratio to next to nothing says nothing.
         ratio = f"{x / y:.2f}" if y >= 0.5 else "–"
         text.append(f"| {what} | {x:.1f} | {y:.1f} | {ratio} |")

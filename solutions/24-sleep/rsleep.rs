@@ -101,10 +101,7 @@ async fn sleepers_in_order(executor: Arc<Executor>, n: u32) -> Result {
         handles.push(handle, GFP_KERNEL)?;
     }
     // Each sleeper's deadline, at the place of its rank.
-    let mut deadlines = KVec::with_capacity(n as usize, GFP_KERNEL)?;
-    for _ in 0..n {
-        deadlines.push(None, GFP_KERNEL)?;
-    }
+    let mut deadlines = KVec::from_elem(None, n as usize, GFP_KERNEL)?;
     let mut in_order = true;
     while let Some(handle) = handles.pop() {
         let (k, rank, slept, asked, deadline) = handle.await?;
